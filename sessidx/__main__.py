@@ -1,0 +1,3 @@
+from sessidx.cli import main
+
+raise SystemExit(main())

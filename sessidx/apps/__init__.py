@@ -1,0 +1,13 @@
+"""The registry of agent apps: adding an app is one module and one line here."""
+
+from __future__ import annotations
+
+from sessidx.apps import claude, codex
+from sessidx.apps.base import App
+
+APPS: dict[str, App] = {
+    "claude": claude.APP,
+    "codex": codex.APP,
+}
+
+APP_NAMES = list(APPS)

@@ -1,0 +1,111 @@
+"""The contract between the core and one agent app, and the helpers adapters share."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sessidx.config import Env
+from sessidx.model import Session
+from sessidx.readers import stamp
+
+Stamp = tuple[int | str | None, ...]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One unit the cache keys on: a transcript file, or a whole store such as a database."""
+
+    key: str  # unique across apps, usually the file's path
+    stamp: Stamp  # changes whenever what `load` would return may change (sizes, mtimes)
+    load: Callable[[], list[Session]]  # reads it; raises SourceError when it cannot
+
+
+class SourceError(Exception):
+    """This source cannot be read; the message says why. Other sources go on."""
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    flag: str  # what was not carried, as the CLI would take it (`--permission-mode acceptEdits`)
+    reason: str
+
+
+@dataclass
+class AppPlan:
+    """What an adapter decides: the command line and what it left out."""
+
+    argv: list[str]
+    held_back: list[HeldBack] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    refusal: str | None = None  # set when this session must not be resumed as it is
+
+
+class CliHelp(Protocol):
+    """What the installed CLI accepts, learnt from its `--help` (everything, when unknown)."""
+
+    def has(self, flag: str) -> bool: ...
+
+    def accepts(self, flag: str, value: str) -> bool: ...
+
+
+class App(Protocol):
+    # the name shown in lists and taken by --app
+    name: str
+    # the CLI's program name, looked up on PATH for its --help
+    program: str
+    # the arguments that make it print the help of its resume command
+    help_args: tuple[str, ...]
+
+    # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
+    def sources(self, env: Env) -> Iterable[Source]: ...
+
+    # the resume command for one session, run in its folder
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan: ...
+
+
+class ArgvBuilder:
+    """Builds a resume argv, passing only the flags the installed CLI accepts."""
+
+    def __init__(self, cli: CliHelp, *fixed: str) -> None:
+        self.cli = cli
+        self.plan = AppPlan(argv=list(fixed))
+
+    def option(self, flag: str, value: str | None) -> None:
+        """Add `flag value` if there is a value and the CLI knows the flag."""
+        if value is None:
+            return
+        if not self.cli.has(flag):
+            self.plan.warnings.append(f"the installed {self.plan.argv[0]} has no {flag}: {value} not carried")
+            return
+        self.plan.argv += [flag, value]
+
+    def hold_back(self, flag: str, value: str, reason: str) -> None:
+        self.plan.held_back.append(HeldBack(f"{flag} {value}", reason))
+
+
+LOOSE_REASON = "looser than the CLI's default; pass --allow-permissive (Alt-Enter) to carry it for this launch"
+
+
+def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:
+    """(size, mtime_ns) of an optional companion file, (None, None) when it is absent."""
+    st = stamp(path)
+    return st if st is not None else (None, None)
+
+
+def source_for_file(key_prefix: str, path: str, extra: Stamp, load: Callable[[], list[Session]]) -> Source | None:
+    """A Source for one regular file, or None if it is gone or not a regular file."""
+    st = stamp(path)
+    if st is None:
+        return None
+    return Source(key=f"{key_prefix}:{path}", stamp=st + extra, load=load)
+
+
+def one(session: Session | None) -> list[Session]:
+    return [] if session is None else [session]
+
+
+def newest_first(items: Iterable[Session]) -> list[Session]:
+    return sorted(items, key=lambda s: s.mtime, reverse=True)

@@ -1,0 +1,299 @@
+"""Codex CLI: `~/.codex` (`CODEX_HOME`), its SQLite index `state_<n>.sqlite` (`CODEX_SQLITE_HOME`).
+
+The index is read through a private copy of the database and its WAL (see sqlite_snapshot):
+the WAL holds changes the main file does not (on the real data, an archive). Without a
+database the dated rollout tree is walked instead: `sessions/YYYY/MM/DD/rollout-*.jsonl`
+(first line `session_meta`, newest `turn_context` in the tail) and `archived_sessions/`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sessidx.apps.base import (
+    LOOSE_REASON,
+    AppPlan,
+    ArgvBuilder,
+    CliHelp,
+    Source,
+    SourceError,
+    one,
+    source_for_file,
+    stamp_or_none,
+)
+from sessidx.config import Env
+from sessidx.model import Session
+from sessidx.readers import Record, files, read_head_tail, scan, stamp, subdirs, text
+
+STRICT_APPROVALS = {"untrusted", "on-request"}
+STRICT_SANDBOXES = {"read-only", "workspace-write"}
+SANDBOXES = STRICT_SANDBOXES | {"danger-full-access"}
+_STATE_DB = re.compile(r"^state_(\d+)\.sqlite$")
+_ROLLOUT_ID = re.compile(r"-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+THREAD_COLUMNS = [
+    "id", "rollout_path", "cwd", "git_branch", "title", "name", "model", "reasoning_effort",
+    "approval_mode", "sandbox_policy", "source", "thread_source", "archived",
+    "updated_at", "updated_at_ms", "first_user_message",
+]
+
+
+def sandbox_name(policy: Any) -> str | None:
+    """The plain sandbox name of a stored policy (0.171.0 permission profile or older shapes)."""
+    if isinstance(policy, str):
+        if policy in SANDBOXES:
+            return policy
+        try:
+            policy = json.loads(policy)
+        except ValueError:
+            return None
+    if not isinstance(policy, dict):
+        return None
+    kind = policy.get("type")
+    if kind in SANDBOXES:
+        return str(kind)
+    if kind == "disabled":
+        return "danger-full-access"
+    if kind == "managed":
+        fs = policy.get("file_system")
+        if not isinstance(fs, dict):
+            return None
+        if fs.get("type") == "unrestricted":
+            return "danger-full-access"
+        entries = fs.get("entries")
+        if isinstance(entries, list):
+            writes = any(isinstance(e, dict) and e.get("access") == "write" for e in entries)
+            return "workspace-write" if writes else "read-only"
+    return None  # "external" and unknown shapes: the sandbox is not Codex's to report
+
+
+def approval_name(value: Any) -> str | None:
+    if isinstance(value, str) and value.startswith("{"):
+        return "granular"  # newer builds: a JSON object of per-kind rules
+    return text(value)
+
+
+def is_subagent(source: Any, thread_source: Any = None) -> bool:
+    if thread_source == "subagent":
+        return True
+    if isinstance(source, dict):
+        return True
+    return isinstance(source, str) and source.lstrip().startswith("{")
+
+
+def _thread_names(index_path: Path) -> dict[str, str]:
+    """`session_index.jsonl`: append-only, the newest line per id wins."""
+    ht = read_head_tail(index_path, head_lines=0)
+    names: dict[str, str] = {}
+    if ht is not None:
+        for r in ht.all():
+            if (tid := text(r.get("id"))) and (name := text(r.get("thread_name"))):
+                names[tid] = name
+    return names
+
+
+def _rollouts_by_id(home: Path) -> dict[str, str]:
+    """Every rollout under the current home, by thread id (for homes moved or restored)."""
+    found: dict[str, str] = {}
+    for folder in _rollout_folders(home):
+        for entry in files(folder, ".jsonl"):
+            if m := _ROLLOUT_ID.search(entry.name):
+                found[m.group(1)] = entry.path
+    return found
+
+
+def _rollout_folders(home: Path) -> Iterator[str]:
+    for year in subdirs(home / "sessions"):
+        for month in subdirs(year.path):
+            for day in subdirs(month.path):
+                yield day.path
+    yield str(home / "archived_sessions")
+
+
+def _ms(row: dict[str, Any]) -> int:
+    ms = row.get("updated_at_ms")
+    if isinstance(ms, int):
+        return ms
+    secs = row.get("updated_at")
+    return int(secs * 1000) if isinstance(secs, (int, float)) else 0
+
+
+def load_database(db: Path, home: Path) -> list[Session]:
+    from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
+
+    names = _thread_names(home / "session_index.jsonl")
+    archived_dir = str(home / "archived_sessions")
+    moved: dict[str, str] | None = None
+    sessions = []
+    try:
+        with snapshot(db) as conn:
+            rows = list(select_present(conn, "threads", THREAD_COLUMNS))
+    except StoreError as exc:
+        raise SourceError(str(exc)) from None
+    for row in rows:
+        tid = text(row["id"])
+        if tid is None or is_subagent(row["source"], row["thread_source"]):
+            continue
+        path = text(row["rollout_path"])
+        if path is None or not os.path.isfile(path):
+            if moved is None:
+                moved = _rollouts_by_id(home)
+            path = moved.get(tid, path)
+        st = stamp(path) if path else None
+        archived = bool(row["archived"]) or bool(path and path.startswith(archived_dir + os.sep))
+        sessions.append(
+            Session(
+                app="codex",
+                id=tid,
+                cwd=text(row["cwd"]),
+                branch=text(row["git_branch"]),
+                title=text(row["name"]) or names.get(tid) or text(row["title"]) or text(row["first_user_message"]),
+                mtime=_ms(row),
+                bytes=st[0] if st else None,
+                model=text(row["model"]),
+                effort=text(row["reasoning_effort"]),
+                approval=approval_name(row["approval_mode"]),
+                sandbox=sandbox_name(row["sandbox_policy"]),
+                path=path,
+                archived=archived,
+                origin=text(row["source"]),
+            )
+        )
+    return sessions
+
+
+def _user_prompt(record: Record) -> str | None:
+    payload = record.get("payload")
+    if record.get("type") != "response_item" or not isinstance(payload, dict):
+        return None
+    if payload.get("type") != "message" or payload.get("role") != "user":
+        return None
+    content = payload.get("content")
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and (t := text(block.get("text"))) and not t.lstrip().startswith("<"):
+            return t
+    return None
+
+
+def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session | None:
+    """One session from a rollout file alone (no database)."""
+    ht = read_head_tail(path)
+    if ht is None or not ht.head:
+        return None
+    first = ht.head[0]
+    meta = first.get("payload") if first.get("type") == "session_meta" else None
+    if not isinstance(meta, dict) or (tid := text(meta.get("id"))) is None:
+        return None
+    if is_subagent(meta.get("source"), meta.get("thread_source")):
+        return None
+    context: dict[str, Any] = {}
+    for r in ht.newest():
+        if r.get("type") == "turn_context" and isinstance(r.get("payload"), dict):
+            context = r["payload"]
+            break
+    sandbox = context.get("sandbox_policy")
+    git = meta.get("git")
+    try:
+        mtime = int(os.stat(path).st_mtime * 1000)
+    except OSError:
+        return None
+    return Session(
+        app="codex",
+        id=tid,
+        cwd=text(context.get("cwd")) or text(meta.get("cwd")),
+        branch=text(git.get("branch")) if isinstance(git, dict) else None,
+        title=names.get(tid) or next((p for r in ht.head if (p := _user_prompt(r))), None),
+        mtime=mtime,
+        bytes=ht.size,
+        model=text(context.get("model")),
+        effort=text(context.get("effort")),
+        approval=approval_name(context.get("approval_policy")),
+        sandbox=sandbox_name(sandbox),
+        path=path,
+        archived=archived,
+        origin=text(meta.get("source")),
+    )
+
+
+class Codex:
+    name = "codex"
+    program = "codex"
+    help_args = ("resume", "--help")
+
+    def home(self, env: Env) -> Path:
+        return env.path("CODEX_HOME", ".codex")
+
+    def state_db(self, env: Env) -> Path | None:
+        folder = Path(env.get("CODEX_SQLITE_HOME") or self.home(env))
+        best: tuple[int, str] | None = None
+        for entry in scan(folder):
+            m = _STATE_DB.match(entry.name)
+            if m and (best is None or int(m.group(1)) > best[0]):
+                best = (int(m.group(1)), entry.path)
+        return Path(best[1]) if best else None
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        home = self.home(env)
+        index_stamp = stamp_or_none(home / "session_index.jsonl")
+        db = self.state_db(env)
+        if db is not None and (db_stamp := stamp(db)) is not None:
+            wal_stamp = stamp_or_none(Path(str(db) + "-wal"))
+            yield Source(
+                key=f"codex-db:{db}",
+                stamp=db_stamp + wal_stamp + index_stamp,
+                load=lambda: load_database(db, home),
+            )
+            return
+        names: dict[str, str] | None = None
+
+        def parse(path: str, archived: bool) -> list[Session]:
+            nonlocal names
+            if names is None:
+                names = _thread_names(home / "session_index.jsonl")
+            return one(parse_rollout(path, names, archived))
+
+        archived_dir = str(home / "archived_sessions")
+        for folder in _rollout_folders(home):
+            archived = folder == archived_dir
+            for entry in files(folder, ".jsonl"):
+                source = source_for_file(
+                    "codex", entry.path, index_stamp, lambda p=entry.path, a=archived: parse(p, a)
+                )
+                if source is not None:
+                    yield source
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "resume")
+        if session.archived:
+            b.plan.refusal = f"archived in Codex: run `codex unarchive {session.id}` first"
+        b.option("-m", session.model)
+        if session.effort:
+            b.option("-c", f'model_reasoning_effort="{session.effort}"')
+        # `codex resume` restores each recorded setting by itself, loose ones included, so the
+        # strict values are passed explicitly unless the person opted in for this launch.
+        approval = session.approval
+        if approval in STRICT_APPROVALS and cli.accepts("-a", approval or ""):
+            b.option("-a", approval)
+        elif approval in STRICT_APPROVALS or approval is None or not allow_permissive:
+            if approval not in STRICT_APPROVALS and approval is not None:
+                b.hold_back("-a", approval, LOOSE_REASON)
+            b.option("-a", "on-request")
+        elif cli.accepts("-a", approval):
+            b.option("-a", approval)
+        sandbox = session.sandbox
+        if sandbox in STRICT_SANDBOXES or (sandbox is not None and allow_permissive):
+            b.option("-s", sandbox)
+        else:
+            if sandbox is not None:
+                b.hold_back("-s", sandbox, LOOSE_REASON)
+            b.option("-s", "workspace-write")
+        b.option("-C", session.cwd)
+        b.plan.argv.append(session.id)
+        return b.plan
+
+
+APP = Codex()

@@ -1,0 +1,67 @@
+"""Which flags the installed agent CLI accepts, learnt once from its `--help`.
+
+Cached per binary (path, size, mtime) under the cache folder, so a CLI upgrade is seen at
+once and a key press never waits for a Node start-up twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+HELP_TIMEOUT = 10.0
+
+
+class HelpText:
+    """`has`/`accepts` answer True when nothing is known (no binary, or no help text)."""
+
+    def __init__(self, text: str, found: bool) -> None:
+        self.text = text
+        self.found = found
+
+    def _word(self, word: str) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", self.text) is not None
+
+    def has(self, flag: str) -> bool:
+        return not self.text.strip() or self._word(flag)
+
+    def accepts(self, flag: str, value: str) -> bool:
+        return not self.text.strip() or (self._word(flag) and self._word(value))
+
+
+def learn(program: str, help_args: tuple[str, ...], cache: Path, path_env: str | None) -> HelpText:
+    binary = shutil.which(program, path=path_env)
+    if binary is None:
+        return HelpText("", found=False)
+    try:
+        st = os.stat(binary)
+    except OSError:
+        return HelpText("", found=False)
+    key = f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{' '.join(help_args)}"
+    store = cache / "clihelp.json"
+    known: dict[str, str] = {}
+    try:
+        loaded = json.loads(store.read_text("utf-8"))
+        if isinstance(loaded, dict):
+            known = {k: v for k, v in loaded.items() if isinstance(v, str)}
+    except (OSError, ValueError):
+        pass
+    if key in known:
+        return HelpText(known[key], found=True)
+    try:
+        done = subprocess.run(
+            [binary, *help_args], capture_output=True, timeout=HELP_TIMEOUT, stdin=subprocess.DEVNULL,
+        )
+        text = (done.stdout + done.stderr).decode("utf-8", "replace")
+    except (OSError, subprocess.SubprocessError):
+        text = ""
+    known = {k: v for k, v in known.items() if not k.startswith(binary + "\0")}
+    known[key] = text
+    from sessidx.index import write_atomic
+
+    write_atomic(store, json.dumps(known))
+    return HelpText(text, found=True)

@@ -1,0 +1,149 @@
+"""The commands: plain functions over the index that return an exit code; printing at the edges."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+
+from sessidx import render
+from sessidx.apps import APPS
+from sessidx.config import Env
+from sessidx.errors import Cancelled, ExitCode, SessidxError
+from sessidx.index import Index, load
+from sessidx.model import Session
+from sessidx.resume import Plan, make_plan
+from sessidx.search import find, resolve
+from sessidx.shells import detect_shell, init_script
+
+Out = Callable[[str], None]
+
+
+def _index(env: Env, refresh: bool = True, verbose: bool = False) -> Index:
+    index = load(env, APPS.values(), refresh)
+    if index.demo:
+        print("sessidx: no agent sessions found here; showing the demo home (fixtures/home)", file=sys.stderr)
+    if verbose:
+        for problem in index.problems:
+            print(f"sessidx: {render.clean(problem)}", file=sys.stderr)
+    return index
+
+
+def _select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:
+    if app is not None and app not in APPS:
+        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+    chosen = [s for s in sessions if (app is None or s.app == app) and (archived or not s.archived)]
+    return find(chosen, query)
+
+
+def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None = None,
+                  as_json: bool = False, archived: bool = False, verbose: bool = False) -> int:
+    sessions = _select(_index(env, verbose=verbose).sessions, query, app, archived)
+    if as_json:
+        for s in sessions:
+            out(json.dumps(s.to_json(), ensure_ascii=False))
+    else:
+        width = _terminal_width()
+        for line in render.table(sessions, width):
+            out(line)
+    return ExitCode.OK if sessions or not query else ExitCode.ERROR
+
+
+def _terminal_width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 160
+
+
+def build(env: Env, out: Out, verbose: bool = False) -> int:
+    index = _index(env, verbose=verbose)
+    live = [s for s in index.sessions if not s.archived]
+    timings = "  ".join(f"{name} {ms:.0f} ms" for name, ms in index.timings_ms.items())
+    out(f"{len(live)} sessions  {timings}")
+    if index.problems and not verbose:
+        print(f"sessidx: {len(index.problems)} sources skipped (see `sessidx build -v`)", file=sys.stderr)
+    return ExitCode.OK
+
+
+def _plan_for(env: Env, ident: str, allow_permissive: bool) -> tuple[Session, Plan]:
+    session = resolve(_index(env, refresh=False).sessions, ident)
+    return session, make_plan(session, env, allow_permissive)
+
+
+def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
+    session, plan = _plan_for(env, ident, allow_permissive=False)
+    for line in render.preview(session, plan, detect_shell(shell, env.vars)):
+        out(line)
+    return ExitCode.OK
+
+
+def _confirmed(plan: Plan, yes: bool) -> Plan:
+    """Refuse what must not run; ask about a branch change unless --yes."""
+    if plan.error:
+        raise SessidxError(f"not resuming {plan.app} session {plan.id[:8]}: {plan.error}")
+    if plan.branch_differs and not yes:
+        from sessidx.terminal import ask_yes_no
+
+        question = (
+            f"sessidx: {plan.app} session {plan.id[:8]} was on branch {render.clean(plan.branch_recorded)!r}, "
+            f"the folder is now on {render.clean(plan.branch_current)!r}. Resume anyway?"
+        )
+        if not ask_yes_no(question):
+            raise Cancelled()
+    return plan
+
+
+def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | None = None,
+           allow_permissive: bool = False, yes: bool = False) -> int:
+    _, plan = _plan_for(env, ident, allow_permissive)
+    if as_json:
+        out(json.dumps(plan.to_json(), ensure_ascii=False))
+        return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
+    for held in plan.held_back:
+        print(f"sessidx: held back {held.flag}: {held.reason}", file=sys.stderr)
+    out(_confirmed(plan, yes).shell_line(detect_shell(shell, env.vars)))
+    return ExitCode.OK
+
+
+def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
+    from sessidx.picker import fzf_binary, run_fzf
+
+    if not (os.path.exists("/dev/tty") and _has_tty()):
+        return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
+    shell_name = detect_shell(shell, env.vars)
+    sessions = [s for s in _index(env, refresh=False).sessions if not s.archived]
+    lines = render.picker_lines(sessions, here=os.environ.get("PWD"))
+    fzf = fzf_binary(env.get("SESSIDX_FZF"))
+    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name)
+    return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
+
+
+def _has_tty() -> bool:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        return True
+    except OSError:
+        return False
+
+
+def picker_feed(env: Env, out: Out) -> int:
+    """The fresh list for fzf's reload: changed sources re-read."""
+    sessions = [s for s in load(env, APPS.values()).sessions if not s.archived]
+    for line in render.picker_lines(sessions, here=os.environ.get("PWD")):
+        out(line)
+    return ExitCode.OK
+
+
+def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
+    from sessidx.terminal import copy as to_clipboard
+
+    _, plan = _plan_for(env, ident, allow_permissive=False)
+    to_clipboard(plan.shell_line(detect_shell(shell, env.vars)))
+    return ExitCode.OK
+
+
+def init(env: Env, out: Out, shell: str | None, key: str | None, bind: bool) -> int:
+    sys.stdout.write(init_script(detect_shell(shell, env.vars), key, bind))
+    return ExitCode.OK

@@ -1,0 +1,52 @@
+"""Every environment variable sessidx reads is read here.
+
+Where each app keeps its data: the app's own override wins (`CLAUDE_CONFIG_DIR`,
+`CODEX_HOME`, ...), then `SESSIDX_HOME` (a folder holding `.claude`, `.codex`, ...,
+for fixtures and tests), then the real home. When no app has any data and
+`SESSIDX_HOME` is unset, the bundled demo home (`fixtures/home`) is shown instead,
+with a note on stderr, so a fresh machine still has something to look at.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEMO_HOME = Path(__file__).resolve().parent.parent / "fixtures" / "home"
+
+
+@dataclass(frozen=True)
+class Env:
+    """A snapshot of the environment: adapters read paths from it, never from os.environ."""
+
+    home: Path
+    vars: dict[str, str]
+    demo: bool = False
+
+    def get(self, name: str) -> str | None:
+        value = self.vars.get(name)
+        return value if value else None
+
+    def path(self, override: str | None, *default: str) -> Path:
+        """The app's own override variable if set, else `home/<default...>`."""
+        if override and (value := self.get(override)):
+            return Path(value).expanduser()
+        return self.home.joinpath(*default)
+
+
+def current_env(environ: dict[str, str] | None = None) -> Env:
+    environ = dict(os.environ if environ is None else environ)
+    home = environ.get("SESSIDX_HOME") or environ.get("HOME") or str(Path.home())
+    return Env(home=Path(home).expanduser(), vars=environ)
+
+
+def demo_env(env: Env) -> Env:
+    """The same environment pointed at the bundled demo home, app overrides dropped."""
+    kept = {k: v for k, v in env.vars.items() if k in ("HOME", "PATH", "XDG_CACHE_HOME", "TERM")}
+    return Env(home=DEMO_HOME, vars=kept, demo=True)
+
+
+def cache_dir(env: Env) -> Path:
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.vars.get("HOME") or Path.home()) / ".cache")
+    return Path(base) / "sessidx"

@@ -1,0 +1,152 @@
+"""The index: every app's sources, read only when they changed, cached as one JSON file.
+
+Cache: `$XDG_CACHE_HOME/sessidx/index-<homes hash>.json`, one entry per source keyed by its
+stamp (sizes and mtimes). Written to a temp file and renamed into place, so two runs at once
+never leave a torn file (the later one wins); a corrupt, truncated or foreign-version cache
+is ignored and rebuilt without a word.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sessidx.apps.base import App
+from sessidx.config import Env, cache_dir, demo_env
+from sessidx.model import FIELD_COUNT, Session
+
+CACHE_VERSION = 3
+
+
+@dataclass
+class Index:
+    sessions: list[Session]  # newest first, archived ones included
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    demo: bool = False
+    env: Env | None = None
+
+
+def write_atomic(path: Path, data: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def cache_path(env: Env) -> Path:
+    homes = json.dumps([str(env.home)] + sorted(f"{k}={v}" for k, v in env.vars.items() if k in _HOME_VARS))
+    return cache_dir(env) / f"index-{zlib.crc32(homes.encode()):08x}.json"
+
+
+_HOME_VARS = {
+    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME",
+    "COPILOT_HOME", "CLINE_DIR", "QWEN_HOME", "FACTORY_HOME",
+}
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return {}
+    sources = data.get("sources")
+    return sources if isinstance(sources, dict) else {}
+
+
+def _rows_to_sessions(rows: Any) -> list[Session] | None:
+    if not isinstance(rows, list):
+        return None
+    try:
+        return [Session.from_row(r) for r in rows if isinstance(r, list) and len(r) == FIELD_COUNT]
+    except TypeError:
+        return None
+
+
+def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
+    """Every session of `apps`; with refresh=False, what the cache holds, without a stat."""
+    path = cache_path(env)
+    cached = _read_cache(path)
+    app_list = list(apps)
+    names = {app.name for app in app_list}
+    if not refresh and cached:
+        sessions = []
+        for entry in cached.values():
+            if isinstance(entry, dict) and entry.get("app") in names:
+                sessions += _rows_to_sessions(entry.get("rows")) or []
+        return Index(_newest_first(sessions), env=env)
+
+    fresh: dict[str, Any] = {}
+    sessions = []
+    timings: dict[str, float] = {}
+    problems: list[str] = []
+    changed = False
+    for app in app_list:
+        started = time.perf_counter()
+        try:
+            sources = list(app.sources(env))
+        except Exception as exc:  # a broken store must not hide the other apps
+            problems.append(f"{app.name}: cannot list its sessions: {exc}")
+            sources = []
+        for source in sources:
+            stamp = list(source.stamp)
+            entry = cached.get(source.key)
+            rows = entry.get("rows") if isinstance(entry, dict) and entry.get("stamp") == stamp else None
+            loaded = _rows_to_sessions(rows)
+            if loaded is None:
+                changed = True
+                try:
+                    loaded = source.load()
+                except Exception as exc:  # bad input is skipped, never a traceback
+                    problems.append(f"{source.key}: skipped: {exc}")
+                    loaded = []
+                rows = [s.to_row() for s in loaded]
+            fresh[source.key] = {"app": app.name, "stamp": stamp, "rows": rows}
+            sessions += loaded
+        timings[app.name] = (time.perf_counter() - started) * 1000
+    # Entries of apps not asked for this time stay in the cache.
+    for key, entry in cached.items():
+        if key not in fresh and isinstance(entry, dict) and entry.get("app") not in names:
+            fresh[key] = entry
+    if changed or fresh.keys() != cached.keys():
+        try:
+            write_atomic(path, json.dumps({"version": CACHE_VERSION, "sources": fresh}))
+        except OSError as exc:
+            problems.append(f"cache not written: {exc}")
+    return Index(_newest_first(sessions), timings, problems, env=env)
+
+
+def _newest_first(sessions: list[Session]) -> list[Session]:
+    return sorted(sessions, key=lambda s: (s.mtime, s.app, s.id), reverse=True)
+
+
+def load(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
+    """`build`, falling back to the bundled demo home when the machine has no sessions."""
+    app_list = list(apps)
+    index = build(env, app_list, refresh)
+    if not index.sessions and not refresh:
+        index = build(env, app_list, refresh=True)
+    if not index.sessions and not env.get("SESSIDX_HOME") and not index.problems:
+        demo = demo_env(env)
+        index = build(demo, app_list, refresh)
+        if not index.sessions and not refresh:
+            index = build(demo, app_list, refresh=True)
+        index.demo = True
+    return index

@@ -1,0 +1,96 @@
+"""The fzf picker: the cached list at once, a fresh one swapped in when ready (reload-sync)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from sessidx.errors import Cancelled, SessidxError
+
+HEADER = "Enter resume · Alt-Enter resume with recorded permissive mode · Ctrl-Y copy command · Esc cancel"
+
+
+def fzf_binary(override: str | None) -> str:
+    """`SESSIDX_FZF`, else the fzf that iterfzf ships (found without importing it), else PATH."""
+    if override:
+        return override
+    spec = importlib.util.find_spec("iterfzf")
+    if spec and spec.origin:
+        bundled = Path(spec.origin).parent / "fzf"
+        if os.access(bundled, os.X_OK):
+            return str(bundled)
+    import shutil
+
+    found = shutil.which("fzf")
+    if found is None:
+        raise SessidxError("could not find fzf: reinstall sessidx (iterfzf ships it) or set SESSIDX_FZF")
+    return found
+
+
+def self_command() -> str:
+    """How fzf's child commands call back into this sessidx (same interpreter, same package)."""
+    return f"{shlex.quote(sys.executable)} -m sessidx"
+
+
+@dataclass
+class Picked:
+    key: str  # the session's `app:id`
+    permissive: bool  # Alt-Enter: the per-launch opt-in
+
+
+def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shell: str) -> Picked:
+    me = self_command()
+    cmd = [
+        fzf,
+        "--ansi",
+        "--delimiter=\t",
+        "--with-nth=2..",
+        "--no-sort",
+        "--tiebreak=index",
+        "--layout=reverse",
+        "--height=80%",
+        "--min-height=15",
+        "--border=top",
+        "--prompt=session> ",
+        f"--header={HEADER}",
+        f"--query={query}",
+        "--expect=alt-enter",
+        f"--preview={me} preview --shell {shell} {{1}}",
+        # Rounded corners do not draw right on every terminal.
+        "--preview-window=down,45%,sharp,wrap",
+        f"--bind=ctrl-y:execute-silent({me} copy --shell {shell} {{1}})",
+        f"--bind=start:reload-sync({me} lines)",
+    ]
+    if extra_opts:
+        cmd += shlex.split(extra_opts)
+    # fzf runs preview and reload through $SHELL; sh keeps that POSIX whatever the login shell.
+    env = {**os.environ, "SHELL": "/bin/sh"}
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    except OSError as exc:
+        raise SessidxError(f"cannot run fzf ({fzf}): {exc}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        try:
+            proc.stdin.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        out = proc.stdout.read()
+        proc.wait()
+    except KeyboardInterrupt:
+        proc.kill()
+        raise Cancelled() from None
+    if proc.returncode in (1, 130):  # 1: no match, 130: Esc or Ctrl-C
+        raise Cancelled()
+    if proc.returncode != 0:
+        raise SessidxError(f"fzf failed (exit {proc.returncode})")
+    rows = out.decode("utf-8", "surrogateescape").split("\n")
+    if len(rows) < 2 or not rows[1]:
+        raise Cancelled()
+    return Picked(key=rows[1].split("\t", 1)[0], permissive=rows[0] == "alt-enter")

@@ -1,0 +1,74 @@
+"""Quote words for the shell that will run them: bash/zsh share POSIX rules, fish has its own.
+
+Folder names may hold anything a file system allows: quotes, `$(...)`, backticks, `;`, `*`,
+tabs, newlines, a leading `-`, bytes that are not UTF-8 (kept as surrogate escapes by Python).
+"""
+
+from __future__ import annotations
+
+import re
+
+_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+SHELLS = ("bash", "zsh", "fish")
+
+
+def _is_plain(ch: str) -> bool:
+    o = ord(ch)
+    return o >= 0x20 and o != 0x7F and not (0x80 <= o < 0xA0) and not (0xDC80 <= o <= 0xDCFF)
+
+
+def _escape_code(ch: str) -> str:
+    o = ord(ch)
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8: give the same byte back
+        return f"\\x{o - 0xDC00:02x}"
+    if o < 0x100:
+        return f"\\x{o:02x}"
+    return f"\\u{o:04x}"
+
+
+def quote_posix(word: str) -> str:
+    """bash/zsh: bare when safe, '...' normally, $'...' when control bytes must survive."""
+    if word and _SAFE.match(word):
+        return word
+    if all(_is_plain(ch) for ch in word):
+        return "'" + word.replace("'", "'\\''") + "'"
+    out = []
+    for ch in word:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif _is_plain(ch):
+            out.append(ch)
+        else:
+            out.append(_escape_code(ch))
+    return "$'" + "".join(out) + "'"
+
+
+def quote_fish(word: str) -> str:
+    """fish: '...' escapes only \\ and '; control bytes go outside the quotes as \\xHH."""
+    if word and _SAFE.match(word):
+        return word
+    out, run = [], []
+    for ch in word:
+        if _is_plain(ch):
+            run.append("\\" + ch if ch in "\\'" else ch)
+            continue
+        if run:
+            out.append("'" + "".join(run) + "'")
+            run = []
+        out.append(_escape_code(ch))
+    if run or not out:
+        out.append("'" + "".join(run) + "'")
+    return "".join(out)
+
+
+def quote(word: str, shell: str) -> str:
+    return quote_fish(word) if shell == "fish" else quote_posix(word)
+
+
+def command_line(argv: list[str], shell: str) -> str:
+    return " ".join(quote(w, shell) for w in argv)
+
+
+def cd_and_run(cwd: str, argv: list[str], shell: str) -> str:
+    """`builtin cd -- DIR && CMD ...`: the line the widget places on the prompt and runs."""
+    return f"builtin cd -- {quote(cwd, shell)} && {command_line(argv, shell)}"

@@ -1,0 +1,133 @@
+"""Text for people: the list table, the picker's lines, the preview pane. Printing is the caller's."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import datetime
+
+from sessidx.model import Session
+from sessidx.resume import Plan
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+
+
+def clean(value: str | None, width: int | None = None) -> str:
+    """Safe for a terminal: control characters (escape sequences, tabs, newlines) become ?."""
+    if not value:
+        return ""
+    out = _CONTROL.sub("?", value.replace("\n", " ").replace("\t", " "))
+    if width is not None and len(out) > width:
+        out = out[: max(0, width - 1)] + "…"
+    return out
+
+
+def tilde(path: str | None, home: str | None = None) -> str:
+    if not path:
+        return ""
+    home = home if home is not None else os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home):]
+    return path
+
+
+def shorten_left(value: str, width: int) -> str:
+    return value if len(value) <= width else "…" + value[len(value) - width + 1:]
+
+
+def age(mtime_ms: int, now: float | None = None) -> str:
+    seconds = max(0.0, (time.time() if now is None else now) - mtime_ms / 1000)
+    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def _ago(mtime_ms: int) -> str:
+    text = age(mtime_ms)
+    return text if text == "now" else f"{text} ago"
+
+
+def short_id(session_id: str) -> str:
+    return session_id[:8]
+
+
+def size(nbytes: int | None) -> str:
+    if nbytes is None:
+        return "?"
+    value = float(nbytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{nbytes} B"
+
+
+def table(sessions: list[Session], width: int = 160) -> list[str]:
+    """The human `list`: app, age, short id, branch, folder (with ~), title."""
+    lines = []
+    for s in sessions:
+        folder = shorten_left(clean(tilde(s.cwd)), 40)
+        branch = clean(s.branch, 20)
+        head = f"{s.app:<8} {age(s.mtime):>4}  {short_id(s.id):<8}  {branch:<20}  {folder:<40}  "
+        flag = "[archived] " if s.archived else ""
+        lines.append(head + clean(flag + (s.title or ""), max(10, width - len(head))))
+    return lines
+
+
+_DIM, _CYAN, _YELLOW, _RESET = "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
+
+
+def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
+    """Tab-separated lines for fzf: hidden key, then app, age, id, folder, branch, title."""
+    if here is not None:
+        sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
+    folders = [shorten_left(clean(tilde(s.cwd)), 36) for s in sessions]
+    fw = max((len(f) for f in folders), default=0)
+    branches = [clean(s.branch, 24) for s in sessions]
+    bw = max((len(b) for b in branches), default=0)
+    lines = []
+    for s, folder, branch in zip(sessions, folders, branches):
+        lines.append(
+            "\t".join([
+                s.key,
+                f"{_CYAN}{s.app:<8}{_RESET}",
+                f"{age(s.mtime):>4}",
+                f"{_DIM}{short_id(s.id):<8}{_RESET}",
+                f"{folder:<{fw}}",
+                f"{_YELLOW}{branch:<{bw}}{_RESET}",
+                clean(s.title, 200),
+            ])
+        )
+    return lines
+
+
+def preview(session: Session, plan: Plan, shell: str) -> list[str]:
+    exists = session.cwd is not None and os.path.isdir(session.cwd)
+    when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
+    branch = clean(session.branch) or "(unknown)"
+    if plan.branch_differs:
+        branch += f"   now {clean(plan.branch_current)}: differs, you will be asked"
+    elif plan.branch_current and session.branch:
+        branch += "   (matches)"
+    mode = clean(session.approval) or "(not recorded)"
+    if session.sandbox:
+        mode += f" / sandbox {session.sandbox}"
+    lines = [
+        f"{session.app}  {session.id}" + ("  [archived]" if session.archived else ""),
+        f"title     {clean(session.title) or '(none)'}",
+        f"folder    {clean(tilde(session.cwd)) or '(none)'}" + ("" if exists else "   MISSING"),
+        f"branch    {branch}",
+        f"model     {clean(session.model) or '(default)'}   effort {clean(session.effort) or '(default)'}",
+        f"approval  {mode}",
+        f"last used {_ago(session.mtime)} ({when})   size {size(session.bytes)}",
+        "",
+    ]
+    if plan.error:
+        lines.append(f"will not resume: {clean(plan.error)}")
+    else:
+        lines += ["Enter runs:", "  " + clean(plan.shell_line(shell))]
+    lines += [f"held back: {clean(h.flag)} ({h.reason})" for h in plan.held_back]
+    lines += [f"warning: {clean(w)}" for w in plan.warnings]
+    return lines

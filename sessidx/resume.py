@@ -1,0 +1,103 @@
+"""Resume plans: the adapter's command line plus the safety checks every app shares.
+
+Rules (SPEC "Safe resume"): run in the recorded folder, refuse if it is gone; compare the
+recorded branch with the folder's current one and ask when they differ (never check out;
+an unknown branch on either side is no mismatch); carry model and effort; carry a recorded
+approval mode only when it is at least as strict as the CLI's default, unless the person
+opts in for this one launch (`--allow-permissive`, Alt-Enter in the picker).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sessidx.apps import APPS
+from sessidx.apps.base import HeldBack
+from sessidx.clihelp import learn
+from sessidx.config import Env, cache_dir
+from sessidx.errors import SessidxError
+from sessidx.model import Session
+from sessidx.quoting import cd_and_run
+
+
+@dataclass
+class Plan:
+    app: str
+    id: str
+    cwd: str | None
+    argv: list[str]
+    branch_recorded: str | None
+    branch_current: str | None
+    held_back: list[HeldBack] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None  # why it must not run at all
+    branch_differs: bool = False  # runs only once the person agreed
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.branch_differs
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "app": self.app,
+            "id": self.id,
+            "cwd": self.cwd,
+            "argv": self.argv,
+            "branch": {"recorded": self.branch_recorded, "current": self.branch_current},
+            "held_back": [asdict(h) for h in self.held_back],
+            "warnings": self.warnings,
+            "error": self.error,
+            "branch_differs": self.branch_differs,
+            "ok": self.ok,
+        }
+
+    def shell_line(self, shell: str) -> str:
+        if self.cwd is None:
+            raise SessidxError(f"{self.app} session {self.id} has no recorded folder")
+        return cd_and_run(self.cwd, self.argv, shell)
+
+
+def current_branch(cwd: str) -> str | None:
+    """`git rev-parse --abbrev-ref HEAD` in cwd; None outside git, detached, or without git."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", cwd, "rev-parse", "--abbrev-ref", "HEAD"],
+            capture_output=True, timeout=5, stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    branch = done.stdout.decode("utf-8", "replace").strip()
+    return branch if done.returncode == 0 and branch and branch != "HEAD" else None
+
+
+def make_plan(session: Session, env: Env, allow_permissive: bool = False) -> Plan:
+    app = APPS[session.app]
+    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"))
+    decided = app.plan(session, cli, allow_permissive)
+    plan = Plan(
+        app=session.app,
+        id=session.id,
+        cwd=session.cwd,
+        argv=decided.argv,
+        branch_recorded=session.branch,
+        branch_current=None,
+        held_back=decided.held_back,
+        warnings=list(decided.warnings),
+    )
+    if not cli.found:
+        plan.warnings.append(f"{app.program} is not on PATH")
+    if decided.refusal:
+        plan.error = decided.refusal
+    elif session.cwd is None:
+        plan.error = "the session has no recorded folder"
+    elif not os.path.isdir(session.cwd):
+        plan.error = f"folder no longer exists: {session.cwd}"
+    if plan.error is None and session.cwd is not None:
+        plan.branch_current = current_branch(session.cwd)
+        if session.branch and plan.branch_current and session.branch != plan.branch_current:
+            plan.branch_differs = True
+    return plan

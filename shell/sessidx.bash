@@ -1,0 +1,61 @@
+# sessidx.bash: Ctrl-O picks a coding-agent session and resumes it in this shell.
+#
+# Setup (~/.bashrc):  eval "$(sessidx init bash)"
+#
+# Variables read:
+# - $SESSIDX_KEY     readline key to bind (default \C-o); set it empty to bind nothing
+#                    (keep Ctrl-O for operate-and-get-next: SESSIDX_KEY='\C-x\C-a')
+# - $SESSIDX_ACCEPT  0 = put the command on the line for editing instead of running it
+# - $SESSIDX_FZF, $SESSIDX_FZF_OPTS  read by sessidx itself
+
+if [[ $- == *i* ]]; then
+
+  # bind -x cannot run accept-line itself, so the key runs a two-key macro: the first
+  # calls this function, the second is rebound here to accept-line or to nothing.
+  # The picker prints the resume line ("builtin cd -- DIR && agent ..."), already quoted.
+  sessidx-widget() {
+    \builtin local line
+    if line=$(SESSIDX_SHELL=bash \command sessidx pick < /dev/tty) && [[ -n $line ]]; then
+      READLINE_LINE=$line
+      READLINE_POINT=${#line}
+      [[ ${SESSIDX_ACCEPT-1} != 0 ]] && __sessidx_then accept-line && return 0
+    fi
+    __sessidx_then redraw-current-line
+  }
+
+  __sessidx_then() {
+    \builtin local map
+    for map in emacs-standard vi-command vi-insert; do
+      \builtin bind -m "$map" "\"\\e[9971~\": $1"
+    done
+  }
+
+  # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.
+  sessidx() {
+    \builtin local line
+    case "${1-pick}" in
+      pick | resume)
+        if [[ " $* " == *" --json "* ]]; then
+          \command sessidx "$@"
+          return
+        fi
+        line=$(SESSIDX_SHELL=bash \command sessidx "${@:-pick}") || return
+        [[ -n $line ]] || return 1
+        \builtin history -s -- "$line"
+        \builtin eval -- "$line"
+        ;;
+      *) \command sessidx "$@" ;;
+    esac
+  }
+
+  if [[ ${SESSIDX_KEY-x} != "" ]]; then
+    __sessidx_key=${SESSIDX_KEY:-\\C-o}
+    for __sessidx_map in emacs-standard vi-command vi-insert; do
+      \builtin bind -m "$__sessidx_map" -x '"\e[9970~": sessidx-widget'
+      \builtin bind -m "$__sessidx_map" '"\e[9971~": redraw-current-line'
+      \builtin bind -m "$__sessidx_map" "\"$__sessidx_key\": \"\\e[9970~\\e[9971~\""
+    done
+    \builtin unset __sessidx_key __sessidx_map
+  fi
+
+fi
