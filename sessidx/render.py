@@ -49,8 +49,11 @@ def _ago(mtime_ms: int) -> str:
     return text if text == "now" else f"{text} ago"
 
 
-def short_id(session_id: str) -> str:
-    return session_id[:8]
+def id_width(sessions: list[Session]) -> int:
+    """The shortest prefix length (at least 8) that tells these ids apart (UUIDv7s share 8)."""
+    ids = sorted(s.id for s in sessions)
+    common = max((len(os.path.commonprefix([a, b])) for a, b in zip(ids, ids[1:])), default=0)
+    return max(8, min(common + 1, max((len(i) for i in ids), default=8)))
 
 
 def size(nbytes: int | None) -> str:
@@ -67,10 +70,11 @@ def size(nbytes: int | None) -> str:
 def table(sessions: list[Session], width: int = 160) -> list[str]:
     """The human `list`: app, age, short id, branch, folder (with ~), title."""
     lines = []
+    iw = id_width(sessions)
     for s in sessions:
         folder = shorten_left(clean(tilde(s.cwd)), 40)
         branch = clean(s.branch, 20)
-        head = f"{s.app:<8} {age(s.mtime):>4}  {short_id(s.id):<8}  {branch:<20}  {folder:<40}  "
+        head = f"{s.app:<8} {age(s.mtime):>4}  {clean(s.id[:iw]):<{iw}}  {branch:<20}  {folder:<40}  "
         flag = "[archived] " if s.archived else ""
         lines.append(head + clean(flag + (s.title or ""), max(10, width - len(head))))
     return lines
@@ -88,13 +92,14 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
     branches = [clean(s.branch, 24) for s in sessions]
     bw = max((len(b) for b in branches), default=0)
     lines = []
+    iw = id_width(sessions)
     for s, folder, branch in zip(sessions, folders, branches):
         lines.append(
             "\t".join([
                 s.key,
                 f"{_CYAN}{s.app:<8}{_RESET}",
                 f"{age(s.mtime):>4}",
-                f"{_DIM}{short_id(s.id):<8}{_RESET}",
+                f"{_DIM}{clean(s.id[:iw]):<{iw}}{_RESET}",
                 f"{folder:<{fw}}",
                 f"{_YELLOW}{branch:<{bw}}{_RESET}",
                 clean(s.title, 200),

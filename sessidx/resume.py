@@ -61,10 +61,14 @@ class Plan:
 
 
 def current_branch(cwd: str) -> str | None:
-    """`git rev-parse --abbrev-ref HEAD` in cwd; None outside git, detached, or without git."""
+    """The branch checked out in cwd; None outside git, on a detached HEAD, or without git.
+
+    `symbolic-ref` answers like `rev-parse --abbrev-ref HEAD` but also on a branch with no
+    commits yet, and says nothing (rather than "HEAD") when detached.
+    """
     try:
         done = subprocess.run(
-            ["git", "-C", cwd, "rev-parse", "--abbrev-ref", "HEAD"],
+            ["git", "-C", cwd, "symbolic-ref", "--short", "-q", "HEAD"],
             capture_output=True, timeout=5, stdin=subprocess.DEVNULL,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )

@@ -132,8 +132,8 @@ def load_database(db: Path, home: Path) -> list[Session]:
     try:
         with snapshot(db) as conn:
             rows = list(select_present(conn, "threads", THREAD_COLUMNS))
-    except StoreError as exc:
-        raise SourceError(str(exc)) from None
+    except StoreError:
+        return load_rollouts(home, names)  # the database is broken: the files still say it all
     for row in rows:
         tid = text(row["id"])
         if tid is None or is_subagent(row["source"], row["thread_source"]):
@@ -177,6 +177,16 @@ def _user_prompt(record: Record) -> str | None:
         if isinstance(block, dict) and (t := text(block.get("text"))) and not t.lstrip().startswith("<"):
             return t
     return None
+
+
+def load_rollouts(home: Path, names: dict[str, str]) -> list[Session]:
+    archived_dir = str(home / "archived_sessions")
+    return [
+        session
+        for folder in _rollout_folders(home)
+        for entry in files(folder, ".jsonl")
+        if (session := parse_rollout(entry.path, names, folder == archived_dir))
+    ]
 
 
 def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session | None:

@@ -1,0 +1,39 @@
+# make run: the picker (or the list, without a terminal); make test: the whole suite.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: run test itest unit lint bench demo clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/sessidx
+
+test: $(BIN)/.installed
+	$(BIN)/pytest
+
+unit: $(BIN)/.installed
+	$(BIN)/pytest -m 'not shell'
+
+itest: $(BIN)/.installed
+	$(BIN)/pytest -m shell
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check sessidx tests fixtures
+	$(BIN)/mypy
+	shellcheck -s bash shell/sessidx.bash
+	zsh -n shell/sessidx.zsh
+	fish --no-execute shell/sessidx.fish
+
+bench: $(BIN)/.installed
+	$(BIN)/python fixtures/bench.py
+
+demo: $(BIN)/.installed
+	$(BIN)/python fixtures/make_demo.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

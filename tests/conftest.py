@@ -1,0 +1,110 @@
+"""Every test runs against homes it makes itself; the real agent homes are off limits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "fixtures"))
+REALDATA = Path(os.environ.get("SESSIDX_REALDATA", ROOT.parent / "shared" / "realdata"))
+APP_HOME_VARS = (
+    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME",
+    "COPILOT_HOME", "CLINE_DIR", "QWEN_HOME", "FACTORY_HOME", "SESSIDX_SHELL", "SESSIDX_FZF_OPTS",
+    "SESSIDX_KEY", "SESSIDX_ACCEPT",
+)
+
+
+class YouForgotToPointSessidxAtATestHome(AssertionError):
+    """A test read the real ~/.claude or ~/.codex: set SESSIDX_HOME (the `home` fixture does)."""
+
+
+_REAL_HOMES = tuple(
+    os.path.join(os.path.expanduser("~"), name) for name in (".claude", ".codex", ".gemini", ".copilot", ".factory")
+)
+
+
+def _guard(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0]) if not isinstance(args[0], os.PathLike) else os.fspath(args[0])
+        if isinstance(path, str) and path.startswith(_REAL_HOMES):
+            raise YouForgotToPointSessidxAtATestHome(path)
+
+
+sys.addaudithook(_guard)
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty agent home and cache of this test's own; app overrides cleared."""
+    agent_home = tmp_path / "home"
+    agent_home.mkdir()
+    for name in APP_HOME_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SESSIDX_HOME", str(agent_home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return agent_home
+
+
+@pytest.fixture(scope="session")
+def realdata(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Extract `<name>-home.tar.gz` from shared/realdata once; returns the home folder."""
+    cache: dict[str, Path] = {}
+
+    def extract(name: str) -> Path:
+        if name not in cache:
+            archive = REALDATA / f"{name}.tar.gz"
+            if not archive.exists():
+                if os.environ.get("CI"):
+                    raise AssertionError(f"real data missing in CI: {archive}")
+                pytest.skip(f"no real data at {archive}")
+            target = tmp_path_factory.mktemp(name)
+            with tarfile.open(archive) as tar:
+                tar.extractall(target, filter="data")
+            cache[name] = target
+        return cache[name]
+
+    return extract
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = None,
+            check: bool = False) -> subprocess.CompletedProcess[str]:
+    """The installed entry point in a child process, as a user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sessidx", *args], capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, input=input, timeout=60,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"sessidx {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_cli
+
+
+def require(tool: str) -> str:
+    """A real tool the test needs; missing is a failure in CI and a skip elsewhere."""
+    import shutil
+
+    found = shutil.which(tool)
+    if found is None:
+        if os.environ.get("CI"):
+            raise AssertionError(f"{tool} is not installed; .ci/run must install it")
+        pytest.skip(f"{tool} not installed")
+    return found
+
+
+@pytest.fixture
+def stub_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A PATH folder of stub agent CLIs that record argv (NUL-separated) and cwd, and print help."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    yield folder

@@ -1,0 +1,109 @@
+"""Properties of the bounded readers: any cut point, junk, over-long lines, never a raise."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from sessidx.readers import open_regular, parse_record, read_head_tail
+
+settings.register_profile("ci", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture])
+settings.register_profile("fuzz", max_examples=5000, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+LABELS = st.text(alphabet="abcXYZ é🚀'\"$", min_size=0, max_size=12)
+RECORDS = st.lists(st.fixed_dictionaries({"type": st.sampled_from(["user", "assistant", "ai-title"]),
+                                          "n": st.integers(0, 10**6), "text": LABELS}), min_size=1, max_size=40)
+JUNK = st.one_of(
+    st.binary(max_size=60).filter(lambda b: b"\n" not in b),
+    st.sampled_from([b"[1,2]", b"42", b"null", b'{"type":', b"\xff\xfe\x00", b"\x00" * 9, b'"str"']),
+)
+
+
+def write(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(data)
+    return path
+
+
+@given(records=RECORDS, tail=st.integers(16, 4096))
+@settings(max_examples=80)
+def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records, tail):
+    tmp = tmp_path_factory.mktemp("cut")
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+    ht = read_head_tail(write(tmp, data), head_lines=3, tail_bytes=tail)
+    assert ht is not None
+    full = [r for r in records]
+    if ht.whole:
+        assert ht.tail == full
+    else:
+        assert ht.tail == full[len(full) - len(ht.tail):]  # the cut first piece is always dropped
+        assert ht.head == full[:3]
+
+
+@given(records=RECORDS, junk=st.lists(JUNK, max_size=10), seed=st.randoms())
+@example(records=[{"type": "user", "n": 1, "text": ""}], junk=[b"\xef\xbb\xbf{}"], seed=None)
+def test_junk_lines_are_skipped_never_raised(tmp_path_factory, records, junk, seed):
+    tmp = tmp_path_factory.mktemp("junk")
+    lines = [json.dumps(r).encode() for r in records] + list(junk)
+    if seed is not None:
+        seed.shuffle(lines)
+    ht = read_head_tail(write(tmp, b"\n".join(lines)), tail_bytes=1 << 20)
+    assert ht is not None
+    good = [r for r in ht.all() if "n" in r]
+    assert sorted(r["n"] for r in good) == sorted(r["n"] for r in records)
+
+
+def test_over_long_head_line_is_skipped_without_being_held(tmp_path):
+    """A 20 MB line inside the head: skipped, the lines around it kept, memory stays bounded."""
+    big = b'{"type":"image","data":"' + b"A" * (20 * 1024 * 1024) + b'"}\n'
+    first, after = b'{"type":"user","n":1}\n', b'{"type":"user","n":2}\n'
+    filler = (b'{"type":"filler","pad":"' + b"p" * 2000 + b'"}\n') * 300
+    path = write(tmp_path, first + big + after + filler)
+    import tracemalloc
+
+    tracemalloc.start()
+    ht = read_head_tail(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert ht is not None and [r.get("n") for r in ht.head[:2]] == [1, 2]
+    assert peak < 4 * 1024 * 1024
+
+
+def test_tail_inside_one_huge_line_yields_nothing(tmp_path):
+    path = write(tmp_path, b'{"type":"user","n":1}\n{"x":"' + b"B" * (3 * 1024 * 1024) + b'"}')
+    ht = read_head_tail(path)
+    assert ht is not None and ht.tail == [] and ht.head[0]["n"] == 1
+
+
+def test_crlf_bom_and_no_final_newline(tmp_path):
+    path = write(tmp_path, b'\xef\xbb\xbf{"n":1}\r\n{"n":2}\r\n{"n":3}')
+    ht = read_head_tail(path)
+    assert ht is not None and [r["n"] for r in ht.all()] == [1, 2, 3]
+
+
+def test_non_regular_files_are_not_opened(tmp_path):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert open_regular(fifo) is None  # no hang: O_NONBLOCK, then fstat says FIFO
+    assert open_regular(tmp_path) is None
+    assert open_regular("/dev/zero") is None
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    assert read_head_tail(link) is None
+
+
+@given(st.binary(max_size=200))
+def test_parse_record_never_raises(data):
+    result = parse_record(data)
+    assert result is None or isinstance(result, dict)
+
+
+def test_deeply_nested_line_is_skipped():
+    assert parse_record(b"[" * 100000 + b"]" * 100000) is None

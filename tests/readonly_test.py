@@ -1,0 +1,77 @@
+"""The agent homes are the user's data: proven read-only over the real data, credentials never opened."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from sessidx.apps import APPS
+from sessidx.config import current_env
+from sessidx.index import build
+
+CREDENTIALS = ("auth.json", ".credentials.json", ".claude.json", "oauth_creds.json", "credentials.json")
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+MUTATING_EVENTS = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.utime",
+                   "os.truncate", "os.link", "os.symlink", "shutil.rmtree", "shutil.move"}
+
+
+class Recorder:
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = tuple(str(r) for r in roots)
+        self.active = False
+        self.writes: list[str] = []
+        self.opened: list[str] = []
+
+    def under(self, path: object) -> str | None:
+        if isinstance(path, int) or path is None:
+            return None
+        text = os.fsdecode(os.fspath(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+        text = text.removeprefix("file:").split("?", 1)[0]
+        return text if text.startswith(self.roots) else None
+
+    def __call__(self, event: str, args: tuple[object, ...]) -> None:
+        if not self.active:
+            return
+        if event == "open":
+            path = self.under(args[0])
+            if path is None:
+                return
+            self.opened.append(path)
+            mode, flags = args[1], args[2]
+            if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    isinstance(flags, int) and flags & WRITE_FLAGS):
+                self.writes.append(f"open {path} {mode} {flags}")
+        elif event in MUTATING_EVENTS and any(self.under(a) for a in args[:2]):
+            self.writes.append(f"{event} {args[:2]}")
+        elif event == "sqlite3.connect" and (path := self.under(args[0])):
+            self.opened.append(path)
+
+
+RECORDER = Recorder([])
+sys.addaudithook(RECORDER)
+
+
+def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, tmp_path, monkeypatch):
+    home = tmp_path / "all"
+    for name in ("claude-home", "codex-home"):
+        shutil.copytree(realdata(name), home, dirs_exist_ok=True)
+    for folder in (home, home / ".claude", home / ".codex"):
+        for cred in CREDENTIALS:
+            (folder / cred).write_text('{"secret": "do not open"}')
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    RECORDER.roots = (str(home),)
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    RECORDER.active = True
+    try:
+        index = build(current_env(), APPS.values())
+        build(current_env(), APPS.values())  # warm run too
+    finally:
+        RECORDER.active = False
+    assert len(index.sessions) == 17 + 7
+    assert RECORDER.writes == []
+    assert not [p for p in RECORDER.opened if Path(p).name in CREDENTIALS]
+    assert RECORDER.opened  # the hook saw the reads, so it would have seen a write
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    assert before == after  # nothing created, renamed, deleted or touched

@@ -1,0 +1,163 @@
+"""Resume plans: safe-resume rules for Claude and Codex, and the shared checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from homes import ClaudeSession, CodexThread, write_codex_home
+from tests.stubs import write_stub
+
+from tests.conftest import run_cli
+
+
+@pytest.fixture
+def path_with_stubs(stub_bin, monkeypatch):
+    import os
+
+    monkeypatch.setenv("PATH", f"{stub_bin}{os.pathsep}{os.environ['PATH']}")
+    return stub_bin
+
+
+def plan(*args: str) -> dict:
+    done = run_cli("resume", *args, "--json")
+    assert done.stdout, done.stderr
+    return json.loads(done.stdout)
+
+
+def git_repo(folder: Path, branch: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "-b", branch, str(folder)], check=True)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("mode", "allow", "expected_mode", "held"),
+    [
+        ("plan", False, "plan", []),
+        ("default", False, "default", []),
+        ("acceptEdits", False, "default", ["--permission-mode acceptEdits"]),
+        ("bypassPermissions", False, "default", ["--permission-mode bypassPermissions"]),
+        ("auto", False, "default", ["--permission-mode auto"]),
+        ("dontAsk", False, "default", ["--permission-mode dontAsk"]),
+        ("bypassPermissions", True, "bypassPermissions", []),
+    ],
+)
+def test_claude_modes(home, tmp_path, path_with_stubs, mode, allow, expected_mode, held):
+    write_stub(path_with_stubs, "claude")
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    s = ClaudeSession(cwd=str(cwd), mode=mode, model="claude-opus-5-5", effort="high")
+    s.write(home)
+    p = plan(s.session_id[:6], *(["--allow-permissive"] if allow else []))
+    assert p["argv"] == ["claude", "--resume", s.session_id, "--model", "claude-opus-5-5", "--effort", "high",
+                         "--permission-mode", expected_mode]
+    assert [h["flag"] for h in p["held_back"]] == held
+    assert p["ok"] is True and p["cwd"] == str(cwd)
+
+
+def test_claude_without_effort_flag_drops_it(home, tmp_path, path_with_stubs):
+    write_stub(path_with_stubs, "claude", help_key="claude-1.0")
+    s = ClaudeSession(cwd=str(tmp_path), effort="high")
+    s.write(home)
+    p = plan(s.session_id)
+    assert "--effort" not in p["argv"]
+    assert any("--effort" in w for w in p["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("approval", "sandbox", "allow", "flags", "held"),
+    [
+        ("on-request", "workspace-write", False, ["-a", "on-request", "-s", "workspace-write"], []),
+        ("never", "read-only", False, ["-a", "on-request", "-s", "read-only"], ["-a never"]),
+        ("never", "danger-full-access", False, ["-a", "on-request", "-s", "workspace-write"],
+         ["-a never", "-s danger-full-access"]),
+        ("on-failure", "workspace-write", False, ["-a", "on-request", "-s", "workspace-write"], ["-a on-failure"]),
+        # 0.171.0's -a takes only on-request and never: untrusted is replaced by on-request
+        ("untrusted", "read-only", False, ["-a", "on-request", "-s", "read-only"], []),
+        ("never", "danger-full-access", True, ["-a", "never", "-s", "danger-full-access"], []),
+    ],
+)
+def test_codex_strict_flags_explicit(home, tmp_path, path_with_stubs, approval, sandbox, allow, flags, held):
+    write_stub(path_with_stubs, "codex")
+    t = CodexThread(cwd=str(tmp_path), approval=approval, sandbox=sandbox, model="gpt-5.2", effort="high")
+    write_codex_home(home, [t])
+    p = plan(t.thread_id, *(["--allow-permissive"] if allow else []))
+    assert p["argv"] == ["codex", "resume", "-m", "gpt-5.2", "-c", 'model_reasoning_effort="high"', *flags,
+                         "-C", str(tmp_path), t.thread_id]
+    assert [h["flag"] for h in p["held_back"]] == held
+
+
+def test_codex_archived_is_refused_with_unarchive_hint(home, tmp_path, path_with_stubs):
+    write_stub(path_with_stubs, "codex")
+    t = CodexThread(cwd=str(tmp_path), archived=True)
+    write_codex_home(home, [t])
+    p = plan(t.thread_id)
+    assert p["ok"] is False and f"codex unarchive {t.thread_id}" in p["error"]
+    listed = run_cli("list", "--json").stdout
+    assert t.thread_id not in listed
+    assert t.thread_id in run_cli("list", "--json", "--archived").stdout
+    done = run_cli("resume", t.thread_id, "--shell", "bash")
+    assert done.returncode == 1 and "codex unarchive" in done.stderr and done.stdout == ""
+
+
+def test_missing_folder_is_refused(home, tmp_path, path_with_stubs):
+    write_stub(path_with_stubs, "claude")
+    s = ClaudeSession(cwd=str(tmp_path / "gone"))
+    s.write(home)
+    p = plan(s.session_id)
+    assert p["ok"] is False and "no longer exists" in p["error"]
+    done = run_cli("resume", s.session_id, "--shell", "zsh")
+    assert done.returncode == 1 and "no longer exists" in done.stderr and done.stdout == ""
+
+
+def test_branch_mismatch_needs_consent(home, tmp_path, path_with_stubs):
+    write_stub(path_with_stubs, "claude")
+    repo = git_repo(tmp_path / "repo", "main")
+    s = ClaudeSession(cwd=str(repo), branch="feature/x")
+    s.write(home)
+    p = plan(s.session_id)
+    assert p["branch"] == {"recorded": "feature/x", "current": "main"}
+    assert p["branch_differs"] is True and p["ok"] is False
+    # no terminal to ask on: refused (exit 130), nothing printed to run
+    done = subprocess.run([*run_cli_args(), "resume", s.session_id, "--shell", "bash"], capture_output=True,
+                          text=True, start_new_session=True)
+    assert done.returncode == 130 and done.stdout == ""
+    done = run_cli("resume", s.session_id, "--shell", "bash", "--yes")
+    assert done.returncode == 0 and done.stdout.startswith("builtin cd -- ")
+
+
+def run_cli_args() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "sessidx"]
+
+
+def test_matching_and_unknown_branches_are_no_mismatch(home, tmp_path, path_with_stubs):
+    write_stub(path_with_stubs, "claude")
+    repo = git_repo(tmp_path / "repo", "main")
+    same = ClaudeSession(cwd=str(repo), branch="main")
+    unknown = ClaudeSession(cwd=str(repo), branch="HEAD")
+    same.write(home)
+    unknown.write(home)
+    assert plan(same.session_id)["ok"] is True
+    p = plan(unknown.session_id)
+    assert p["ok"] is True and p["branch"]["recorded"] is None
+
+
+def test_prefixes(home, tmp_path):
+    a = ClaudeSession(cwd=str(tmp_path), session_id="abcd1111-0000-0000-0000-000000000000")
+    b = ClaudeSession(cwd=str(tmp_path), session_id="abcd2222-0000-0000-0000-000000000000")
+    a.write(home)
+    b.write(home)
+    assert run_cli("resume", "abcd1", "--json").returncode == 0
+    ambiguous = run_cli("resume", "abcd", "--json")
+    assert ambiguous.returncode == 1 and "ambiguous" in ambiguous.stderr
+    short = run_cli("resume", "abc", "--json")
+    assert short.returncode == 1 and "at least 4" in short.stderr
+    unknown = run_cli("resume", "ffff", "--json")
+    assert unknown.returncode == 1 and "no session matches" in unknown.stderr
+    assert "Traceback" not in ambiguous.stderr + short.stderr + unknown.stderr
+    assert run_cli("resume", f"claude:{b.session_id}", "--json").returncode == 0
