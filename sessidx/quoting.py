@@ -18,12 +18,9 @@ def _is_plain(ch: str) -> bool:
 
 
 def _escape_code(ch: str) -> str:
-    o = ord(ch)
-    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8: give the same byte back
-        return f"\\x{o - 0xDC00:02x}"
-    if o < 0x100:
-        return f"\\x{o:02x}"
-    return f"\\u{o:04x}"
+    """Byte escapes of the character's UTF-8 form (or of the raw byte it stands for):
+    the same in bash, zsh and fish, and independent of the locale."""
+    return "".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogateescape"))
 
 
 def quote_posix(word: str) -> str:
@@ -70,5 +67,10 @@ def command_line(argv: list[str], shell: str) -> str:
 
 
 def cd_and_run(cwd: str, argv: list[str], shell: str) -> str:
-    """`builtin cd -- DIR && CMD ...`: the line the widget places on the prompt and runs."""
-    return f"builtin cd -- {quote(cwd, shell)} && {command_line(argv, shell)}"
+    """`builtin cd -- DIR && CMD ...`: the line the widget places on the prompt and runs.
+
+    In bash and zsh the line is typed input, so a user alias of `builtin` or `cd` would
+    apply: `\\builtin` cannot be alias-expanded. fish has no aliases and reserves `builtin`.
+    """
+    cd = "builtin" if shell == "fish" else "\\builtin"
+    return f"{cd} cd -- {quote(cwd, shell)} && {command_line(argv, shell)}"

@@ -126,7 +126,7 @@ def test_branch_mismatch_needs_consent(home, tmp_path, path_with_stubs):
                           text=True, start_new_session=True)
     assert done.returncode == 130 and done.stdout == ""
     done = run_cli("resume", s.session_id, "--shell", "bash", "--yes")
-    assert done.returncode == 0 and done.stdout.startswith("builtin cd -- ")
+    assert done.returncode == 0 and done.stdout.startswith("\\builtin cd -- ")
 
 
 def run_cli_args() -> list[str]:

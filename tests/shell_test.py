@@ -1,0 +1,315 @@
+"""The shell snippets in real bash, zsh and fish: load-and-lint, then driven in tmux with stub agents."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from homes import ClaudeSession, CodexThread, write_codex_home
+
+from tests.conftest import ROOT, require, run_cli
+from tests.stubs import recorded, write_stub
+from tests.tmux import Tmux
+
+SHELLS = ["bash", "zsh", "fish"]
+LOAD = {
+    "bash": ["bash", "--noprofile", "--norc", "-i", "-c"],
+    "zsh": ["zsh", "-f", "-i", "-c"],
+    "fish": ["fish", "--no-config", "-i", "-c"],
+}
+HOSTILE_DIR = "-it's $(touch pwned) `touch pwned2`; & * \\ \tx\nend"
+
+
+# Tier 1: load and lint -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_init_prints_the_file_byte_for_byte(shell):
+    done = run_cli("init", shell, check=True)
+    assert done.stdout == (ROOT / "shell" / f"sessidx.{shell}").read_text()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_init_detects_the_shell(shell):
+    done = run_cli("init", env={"SESSIDX_SHELL": shell}, check=True)
+    assert done.stdout == (ROOT / "shell" / f"sessidx.{shell}").read_text()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_snippet_loads_silently_twice(shell, tmp_path):
+    require(shell)
+    snippet = ROOT / "shell" / f"sessidx.{shell}"
+    source = f"source {snippet}; source {snippet}"
+    done = subprocess.run([*LOAD[shell], source], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and done.stdout == ""
+    # bash -i without a terminal warns about job control; nothing of ours may be printed
+    assert "sessidx" not in done.stderr
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_non_interactive_shells_get_nothing(shell, tmp_path):
+    require(shell)
+    snippet = ROOT / "shell" / f"sessidx.{shell}"
+    argv = [a for a in LOAD[shell] if a != "-i"]
+    check = {"bash": "type sessidx-widget", "zsh": "whence -w sessidx-widget",
+             "fish": "functions -q sessidx-widget"}[shell]
+    done = subprocess.run([*argv, f"source {snippet}; {check}"], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode != 0  # the widget was not defined
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_syntax_and_lint(shell):
+    require(shell)
+    snippet = str(ROOT / "shell" / f"sessidx.{shell}")
+    check = {"bash": ["bash", "-n", snippet], "zsh": ["zsh", "-n", snippet],
+             "fish": ["fish", "--no-execute", snippet]}[shell]
+    assert subprocess.run(check, capture_output=True, timeout=30).returncode == 0
+    if shell == "bash":
+        require("shellcheck")
+        done = subprocess.run(["shellcheck", "-s", "bash", snippet], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_empty_key_binds_nothing_but_defines_the_widget(shell, tmp_path):
+    require(shell)
+    snippet = ROOT / "shell" / f"sessidx.{shell}"
+    probe = {
+        "bash": f"SESSIDX_KEY=; source {snippet}; type sessidx-widget >/dev/null && ! bind -X | grep -q sessidx",
+        "zsh": f"SESSIDX_KEY=; source {snippet}; whence -w sessidx-widget >/dev/null && ! bindkey | grep -q sessidx",
+        "fish": f"set -g SESSIDX_KEY; source {snippet}; functions -q sessidx-widget; and not bind | grep -q sessidx",
+    }[shell]
+    done = subprocess.run([*LOAD[shell], probe], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+
+
+# Tier 2: interactive, in tmux ------------------------------------------------------------------
+
+
+class Shell:
+    """One interactive shell in tmux with sessidx loaded, stub agents on PATH and a test home."""
+
+    def __init__(self, name: str, tmp: Path, home: Path, stub_bin: Path, rc_extra: str = "") -> None:
+        self.name, self.tmp, self.stubs = name, tmp, stub_bin
+        self.out = tmp / "out"
+        self.out.mkdir()
+        env = {
+            "PATH": f"{stub_bin}:{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(tmp), "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache"),
+            "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_DATA_HOME": str(tmp / "data"),
+        }
+        rc = tmp / "rc"
+        rc.mkdir()
+        if name == "bash":
+            (rc / "bashrc").write_text(f"PS1='$ '\nPROMPT_COMMAND=\nHISTFILE=\n{rc_extra}\n"
+                                       'eval "$(sessidx init bash)"\n')
+            command = f"bash --noprofile --rcfile {rc}/bashrc -i"
+        elif name == "zsh":
+            (rc / ".zshrc").write_text(f"PS1='$ '\nHISTSIZE=100\nunsetopt beep\n{rc_extra}\n"
+                                       'eval "$(sessidx init zsh)"\n')
+            env["ZDOTDIR"] = str(rc)
+            command = "zsh -i"
+        else:
+            conf = tmp / "config" / "fish"
+            conf.mkdir(parents=True)
+            (conf / "config.fish").write_text(f"set -g fish_greeting\nfunction fish_prompt; echo -n '$ '; end\n"
+                                              f"{rc_extra}\nsessidx init fish | source\n")
+            command = "fish -i"
+        self.tmux = Tmux(command, env, cwd=tmp)
+        self.tmux.prepare()
+
+    def run(self, line: str) -> None:
+        self.tmux.type(line)
+        self.tmux.send("Enter")
+
+    def ask(self, expression_to_file: str, name: str) -> str:
+        """Run a command that writes to out/NAME; return what it wrote."""
+        target = self.out / name
+        self.tmux.prepare()
+        self.run(expression_to_file.format(out=target))
+        self.tmux.until_file(target, name)
+        return target.read_bytes().decode("utf-8", "surrogateescape")
+
+    def pwd(self) -> str:
+        return self.ask("builtin pwd > {out}", "pwd").rstrip("\n")
+
+    def history(self) -> str:
+        command = {"bash": "history > {out}", "zsh": "fc -ln 1 > {out}", "fish": "history > {out}"}[self.name]
+        return self.ask(command, "history")
+
+    def pick(self, query: str, key: str = "Enter") -> None:
+        self.tmux.prepare()
+        self.tmux.send("C-o")
+        self.tmux.until(lambda s: "session>" in s, "the picker")
+        self.tmux.type(query)
+        self.tmux.until(lambda s: "1/" in s, f"one match for {query!r}")
+        self.tmux.send(key)
+
+
+@pytest.fixture(params=SHELLS)
+def shell(request, tmp_path, home, stub_bin) -> Iterator[Shell]:
+    require("tmux")
+    require(request.param)
+    for program in ("claude", "codex"):
+        write_stub(stub_bin, program)
+    sh = Shell(request.param, tmp_path, home, stub_bin)
+    yield sh
+    sh.tmux.kill()
+
+
+def session_in(folder: Path, home: Path, **kw: object) -> ClaudeSession:
+    folder.mkdir(parents=True, exist_ok=True)
+    s = ClaudeSession(cwd=str(folder), **kw)  # type: ignore[arg-type]
+    s.write(home)
+    return s
+
+
+@pytest.mark.shell
+def test_ctrl_o_resumes_in_the_folder_and_stays_there(shell, home, tmp_path):
+    folder = tmp_path / "work" / HOSTILE_DIR
+    s = session_in(folder, home, prompt="Fix the flaky payment test", mode="plan", branch="HEAD")
+    session_in(tmp_path / "work" / "other", home, prompt="Unrelated session")
+    shell.pick("flaky payment")
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+    argv, cwd = recorded(shell.stubs, "claude")
+    assert argv == ["--resume", s.session_id, "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
+    assert cwd == str(folder)
+    assert shell.pwd() == str(folder)  # the cd persists after the agent exits
+    assert f"--resume {s.session_id}" in shell.history()
+    assert not list((tmp_path / "work").rglob("pwned*")) and not list(tmp_path.glob("pwned*"))
+
+
+@pytest.mark.shell
+def test_missing_folder_runs_nothing(shell, home, tmp_path):
+    session_in(tmp_path / "gone", home, prompt="Session whose folder was deleted")
+    (tmp_path / "gone").rmdir()
+    shell.pick("folder was deleted")
+    shell.tmux.until(lambda s: "no longer exists" in s, "the refusal")
+    assert recorded(shell.stubs, "claude") is None
+    assert shell.pwd() == str(tmp_path)
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("answer", ["n", "y"])
+def test_branch_mismatch_asks(shell, home, tmp_path, answer):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    s = session_in(repo, home, prompt="Work on the feature branch", branch="feature/x")
+    shell.pick("feature branch")
+    shell.tmux.until(lambda scr: "[y/N]" in scr, "the branch question")
+    shell.tmux.type(answer)
+    if answer == "y":
+        shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+        assert recorded(shell.stubs, "claude")[0][:2] == ["--resume", s.session_id]
+        assert shell.pwd() == str(repo)
+    else:
+        shell.tmux.until(lambda scr: "no" in scr.split("[y/N]")[-1], "the answer echoed")
+        assert shell.pwd() == str(tmp_path)
+        assert recorded(shell.stubs, "claude") is None
+
+
+@pytest.mark.shell
+def test_alt_enter_carries_the_permissive_mode(shell, home, tmp_path):
+    s = session_in(tmp_path / "p", home, prompt="Loose mode session", mode="bypassPermissions")
+    shell.pick("Loose mode", key="M-Enter")
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+    argv, _ = recorded(shell.stubs, "claude")
+    assert argv[-2:] == ["--permission-mode", "bypassPermissions"] and s.session_id in argv
+
+
+@pytest.mark.shell
+def test_enter_holds_the_permissive_mode_back(shell, home, tmp_path):
+    session_in(tmp_path / "p", home, prompt="Loose mode session", mode="bypassPermissions")
+    shell.pick("Loose mode")
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+    assert recorded(shell.stubs, "claude")[0][-2:] == ["--permission-mode", "default"]
+
+
+@pytest.mark.shell
+def test_codex_gets_explicit_strict_flags(shell, home, tmp_path):
+    folder = tmp_path / "codex work"
+    folder.mkdir()
+    t = CodexThread(cwd=str(folder), title="Yolo codex thread", approval="never", sandbox="danger-full-access",
+                    model="gpt-5.2", effort="low")
+    write_codex_home(home, [t])
+    shell.pick("Yolo codex")
+    shell.tmux.until_file(shell.stubs / "codex.argv", "the stub codex")
+    argv, cwd = recorded(shell.stubs, "codex")
+    assert argv == ["resume", "-m", "gpt-5.2", "-c", 'model_reasoning_effort="low"', "-a", "on-request",
+                    "-s", "workspace-write", "-C", str(folder), t.thread_id]
+    assert cwd == str(folder)
+
+
+@pytest.mark.shell
+def test_escape_cancels_quietly(shell, home, tmp_path):
+    session_in(tmp_path / "p", home, prompt="Never picked")
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda s: "session>" in s, "the picker")
+    shell.tmux.send("Escape")
+    shell.tmux.until(lambda s: "session>" not in s, "the picker to close")
+    assert "Traceback" not in shell.tmux.screen()
+    assert shell.pwd() == str(tmp_path) and recorded(shell.stubs, "claude") is None
+
+
+@pytest.mark.shell
+def test_typed_resume_cds_this_shell(shell, home, tmp_path):
+    folder = tmp_path / "typed it's"
+    s = session_in(folder, home, prompt="Typed by hand")
+    shell.tmux.prepare()
+    shell.run(f"sessidx resume {s.session_id[:8]}")
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+    assert recorded(shell.stubs, "claude")[1] == str(folder)
+    assert shell.pwd() == str(folder)
+
+
+@pytest.mark.shell
+def test_accept_zero_leaves_the_line_for_editing(shell, home, tmp_path):
+    s = session_in(tmp_path / "edit", home, prompt="Edit before running")
+    shell.tmux.prepare()
+    shell.run("set -gx SESSIDX_ACCEPT 0" if shell.name == "fish" else "export SESSIDX_ACCEPT=0")
+    shell.pick("Edit before")
+    shell.tmux.until(lambda scr: f"--resume {s.session_id}" in scr, "the line on the prompt")
+    assert recorded(shell.stubs, "claude") is None
+    shell.tmux.send("Enter")
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude after Enter")
+
+
+@pytest.mark.shell
+def test_user_aliases_cannot_break_it(request, tmp_path, home, stub_bin):
+    """`cd`, `git` and `command` aliased or wrapped by the user: the widget still works."""
+    for name in SHELLS:
+        require(name)
+    require("tmux")
+    write_stub(stub_bin, "claude")
+    extras = {
+        "bash": "alias cd='echo BROKEN'; alias git=false; alias builtin='echo BROKEN'; alias command='echo BROKEN'",
+        "zsh": "alias cd='echo BROKEN'; alias git=false; alias builtin='echo BROKEN'; alias -g pick=BROKEN",
+        "fish": "function cd; echo BROKEN; end; function git; false; end",
+    }
+    for name in SHELLS:
+        sub = tmp_path / name
+        sub.mkdir()
+        folder = sub / "aliased"
+        s = session_in(folder, home, prompt=f"Aliases in {name}", session_id=f"{name}-alias-0000")
+        sh = Shell(name, sub, home, stub_bin, extras[name])
+        try:
+            sh.pick(f"Aliases in {name}")
+            sh.tmux.until_file(stub_bin / "claude.argv", f"the stub claude in {name}")
+            assert recorded(stub_bin, "claude") == (
+                ["--resume", s.session_id, "--model", s.model, "--effort", "medium", "--permission-mode", "default"],
+                str(folder))
+            (stub_bin / "claude.argv").unlink()
+        finally:
+            sh.tmux.kill()
