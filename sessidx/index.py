@@ -8,6 +8,7 @@ is ignored and rebuilt without a word.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -42,10 +43,8 @@ def write_atomic(path: Path, data: str) -> None:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

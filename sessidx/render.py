@@ -52,7 +52,7 @@ def _ago(mtime_ms: int) -> str:
 def id_width(sessions: list[Session]) -> int:
     """The shortest prefix length (at least 8) that tells these ids apart (UUIDv7s share 8)."""
     ids = sorted(s.id for s in sessions)
-    common = max((len(os.path.commonprefix([a, b])) for a, b in zip(ids, ids[1:])), default=0)
+    common = max((len(os.path.commonprefix([a, b])) for a, b in zip(ids, ids[1:], strict=False)), default=0)
     return max(8, min(common + 1, max((len(i) for i in ids), default=8)))
 
 
@@ -93,7 +93,7 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
     bw = max((len(b) for b in branches), default=0)
     lines = []
     iw = id_width(sessions)
-    for s, folder, branch in zip(sessions, folders, branches):
+    for s, folder, branch in zip(sessions, folders, branches, strict=True):
         lines.append(
             "\t".join([
                 s.key,

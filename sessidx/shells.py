@@ -23,7 +23,8 @@ def init_script(shell: str, key: str | None, bind: bool) -> str:
     if not bind:
         key = ""
     if key is not None:
-        prefix = f"set -g SESSIDX_KEY {quote(key, shell)}\n" if shell == "fish" else f"SESSIDX_KEY={quote(key, shell)}\n"
+        assign = "set -g SESSIDX_KEY " if shell == "fish" else "SESSIDX_KEY="
+        prefix = f"{assign}{quote(key, shell)}\n"
     return prefix + snippet(shell)
 
 

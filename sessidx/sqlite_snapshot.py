@@ -86,7 +86,7 @@ def select_present(
         cursor = conn.execute(sql)
         for row in cursor:
             record: dict[str, object] = dict.fromkeys(wanted)
-            record.update(zip(present, row))
+            record.update(zip(present, row, strict=True))
             yield record
     except sqlite3.Error as exc:
         raise StoreError(f"reading {table!r}: {exc}") from None

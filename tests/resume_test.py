@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from homes import ClaudeSession, CodexThread, write_codex_home
-from tests.stubs import write_stub
 
 from tests.conftest import run_cli
+from tests.stubs import write_stub
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from functools import partial
+
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, CliHelp, Source, one, source_for_file, stamp_or_none
 from sessidx.config import Env
 from sessidx.model import Session
@@ -133,10 +135,14 @@ def parse_transcript(path: str, folder: str, sidecar: str) -> Session | None:
     )
 
 
+def _load_one(path: str, folder: str, sidecar: str) -> list[Session]:
+    return one(parse_transcript(path, folder, sidecar))
+
+
 class Claude:
     name = "claude"
     program = "claude"
-    help_args = ("--help",)
+    help_args: tuple[str, ...] = ("--help",)
 
     def projects_dir(self, env: Env) -> str:
         return str(env.path("CLAUDE_CONFIG_DIR", ".claude") / "projects")
@@ -146,13 +152,10 @@ class Claude:
             for entry in files(project.path, ".jsonl"):
                 if entry.name.startswith("agent-"):
                     continue  # sub-agent transcripts: nobody resumes them
-                path = entry.path
                 sidecar = os.path.join(project.path, entry.name[: -len(".jsonl")], "custom-title.json")
                 sidecar_stamp = stamp_or_none(sidecar)
-                source = source_for_file(
-                    "claude", path, sidecar_stamp,
-                    lambda p=path, f=project.name, s=sidecar: one(parse_transcript(p, f, s)),
-                )
+                load = partial(_load_one, entry.path, project.name, sidecar)
+                source = source_for_file("claude", entry.path, sidecar_stamp, load)
                 if source is not None:
                     yield source
 

@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,6 @@ from sessidx.apps.base import (
     ArgvBuilder,
     CliHelp,
     Source,
-    SourceError,
     one,
     source_for_file,
     stamp_or_none,
@@ -232,7 +232,7 @@ def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session |
 class Codex:
     name = "codex"
     program = "codex"
-    help_args = ("resume", "--help")
+    help_args: tuple[str, ...] = ("resume", "--help")
 
     def home(self, env: Env) -> Path:
         return env.path("CODEX_HOME", ".codex")
@@ -270,9 +270,7 @@ class Codex:
         for folder in _rollout_folders(home):
             archived = folder == archived_dir
             for entry in files(folder, ".jsonl"):
-                source = source_for_file(
-                    "codex", entry.path, index_stamp, lambda p=entry.path, a=archived: parse(p, a)
-                )
+                source = source_for_file("codex", entry.path, index_stamp, partial(parse, entry.path, archived))
                 if source is not None:
                     yield source
 
