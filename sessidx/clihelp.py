@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 HELP_TIMEOUT = 10.0
 
@@ -33,7 +32,7 @@ class HelpText:
         return not self.text.strip() or (self._word(flag) and self._word(value))
 
 
-def learn(program: str, help_args: tuple[str, ...], cache: Path, path_env: str | None) -> HelpText:
+def learn(program: str, help_args: tuple[str, ...], cache: str, path_env: str | None) -> HelpText:
     binary = shutil.which(program, path=path_env)
     if binary is None:
         return HelpText("", found=False)
@@ -42,10 +41,11 @@ def learn(program: str, help_args: tuple[str, ...], cache: Path, path_env: str |
     except OSError:
         return HelpText("", found=False)
     key = f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{' '.join(help_args)}"
-    store = cache / "clihelp.json"
+    store = os.path.join(cache, "clihelp.json")
     known: dict[str, str] = {}
     try:
-        loaded = json.loads(store.read_text("utf-8"))
+        with open(store, encoding="utf-8") as f:
+            loaded = json.load(f)
         if isinstance(loaded, dict):
             known = {k: v for k, v in loaded.items() if isinstance(v, str)}
     except (OSError, ValueError):

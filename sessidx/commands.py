@@ -1,4 +1,8 @@
-"""The commands: plain functions over the index that return an exit code; printing at the edges."""
+"""The commands: plain functions over the index that return an exit code; printing at the edges.
+
+`list` runs on a key press, so what only planning needs (subprocess, git, quoting) is
+imported inside the functions that plan, not here.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sessidx import render
 from sessidx.apps import APPS
@@ -13,9 +18,10 @@ from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 from sessidx.index import Index, load
 from sessidx.model import Session
-from sessidx.resume import Plan, make_plan
 from sessidx.search import find, resolve
-from sessidx.shells import detect_shell, init_script
+
+if TYPE_CHECKING:
+    from sessidx.resume import Plan
 
 Out = Callable[[str], None]
 
@@ -68,11 +74,15 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
 
 
 def _plan_for(env: Env, ident: str, allow_permissive: bool) -> tuple[Session, Plan]:
+    from sessidx.resume import make_plan
+
     session = resolve(_index(env, refresh=False).sessions, ident)
     return session, make_plan(session, env, allow_permissive)
 
 
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
+    from sessidx.shells import detect_shell
+
     session, plan = _plan_for(env, ident, allow_permissive=False)
     for line in render.preview(session, plan, detect_shell(shell, env.vars)):
         out(line)
@@ -97,6 +107,8 @@ def _confirmed(plan: Plan, yes: bool) -> Plan:
 
 def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | None = None,
            allow_permissive: bool = False, yes: bool = False) -> int:
+    from sessidx.shells import detect_shell
+
     _, plan = _plan_for(env, ident, allow_permissive)
     if as_json:
         out(json.dumps(plan.to_json(), ensure_ascii=False))
@@ -109,6 +121,7 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 
 def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     from sessidx.picker import fzf_binary, run_fzf
+    from sessidx.shells import detect_shell
 
     if not (os.path.exists("/dev/tty") and _has_tty()):
         return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
@@ -137,6 +150,7 @@ def picker_feed(env: Env, out: Out) -> int:
 
 
 def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
+    from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
     _, plan = _plan_for(env, ident, allow_permissive=False)
@@ -145,5 +159,7 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
 
 
 def init(env: Env, out: Out, shell: str | None, key: str | None, bind: bool) -> int:
+    from sessidx.shells import detect_shell, init_script
+
     sys.stdout.write(init_script(detect_shell(shell, env.vars), key, bind))
     return ExitCode.OK

@@ -10,17 +10,15 @@ with a note on stderr, so a fresh machine still has something to look at.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
-DEMO_HOME = Path(__file__).resolve().parent.parent / "fixtures" / "home"
+DEMO_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "home")
 
 
-@dataclass(frozen=True)
-class Env:
+class Env(NamedTuple):
     """A snapshot of the environment: adapters read paths from it, never from os.environ."""
 
-    home: Path
+    home: str
     vars: dict[str, str]
     demo: bool = False
 
@@ -28,17 +26,17 @@ class Env:
         value = self.vars.get(name)
         return value if value else None
 
-    def path(self, override: str | None, *default: str) -> Path:
+    def path(self, override: str | None, *default: str) -> str:
         """The app's own override variable if set, else `home/<default...>`."""
         if override and (value := self.get(override)):
-            return Path(value).expanduser()
-        return self.home.joinpath(*default)
+            return os.path.expanduser(value)
+        return os.path.join(self.home, *default)
 
 
 def current_env(environ: dict[str, str] | None = None) -> Env:
     environ = dict(os.environ if environ is None else environ)
-    home = environ.get("SESSIDX_HOME") or environ.get("HOME") or str(Path.home())
-    return Env(home=Path(home).expanduser(), vars=environ)
+    home = environ.get("SESSIDX_HOME") or environ.get("HOME") or os.path.expanduser("~")
+    return Env(home=os.path.expanduser(home), vars=environ)
 
 
 def demo_env(env: Env) -> Env:
@@ -47,6 +45,6 @@ def demo_env(env: Env) -> Env:
     return Env(home=DEMO_HOME, vars=kept, demo=True)
 
 
-def cache_dir(env: Env) -> Path:
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.vars.get("HOME") or Path.home()) / ".cache")
-    return Path(base) / "sessidx"
+def cache_dir(env: Env) -> str:
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.vars.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sessidx")

@@ -8,15 +8,11 @@ is ignored and rebuilt without a word.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sessidx.apps.base import App
@@ -26,18 +22,25 @@ from sessidx.model import FIELD_COUNT, Session
 CACHE_VERSION = 3
 
 
-@dataclass
 class Index:
-    sessions: list[Session]  # newest first, archived ones included
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    demo: bool = False
-    env: Env | None = None
+    """What one indexing run found: sessions newest first (archived ones included)."""
+
+    def __init__(self, sessions: list[Session], timings_ms: dict[str, float] | None = None,
+                 problems: list[str] | None = None, env: Env | None = None) -> None:
+        self.sessions = sessions
+        self.timings_ms = timings_ms or {}
+        self.problems = problems or []
+        self.demo = False
+        self.env = env
 
 
-def write_atomic(path: Path, data: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+def write_atomic(path: str, data: str) -> None:
+    import contextlib
+    import tempfile
+
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(data)
@@ -48,9 +51,9 @@ def write_atomic(path: Path, data: str) -> None:
         raise
 
 
-def cache_path(env: Env) -> Path:
-    homes = json.dumps([str(env.home)] + sorted(f"{k}={v}" for k, v in env.vars.items() if k in _HOME_VARS))
-    return cache_dir(env) / f"index-{zlib.crc32(homes.encode()):08x}.json"
+def cache_path(env: Env) -> str:
+    homes = json.dumps([env.home] + sorted(f"{k}={v}" for k, v in env.vars.items() if k in _HOME_VARS))
+    return os.path.join(cache_dir(env), f"index-{zlib.crc32(homes.encode()):08x}.json")
 
 
 _HOME_VARS = {
@@ -59,9 +62,10 @@ _HOME_VARS = {
 }
 
 
-def _read_cache(path: Path) -> dict[str, Any]:
+def _read_cache(path: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_bytes())
+        with open(path, "rb") as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
@@ -74,7 +78,7 @@ def _rows_to_sessions(rows: Any) -> list[Session] | None:
     if not isinstance(rows, list):
         return None
     try:
-        return [Session.from_row(r) for r in rows if isinstance(r, list) and len(r) == FIELD_COUNT]
+        return [Session(*r) for r in rows if isinstance(r, list) and len(r) == FIELD_COUNT]
     except TypeError:
         return None
 
@@ -116,7 +120,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
                 except Exception as exc:  # bad input is skipped, never a traceback
                     problems.append(f"{source.key}: skipped: {exc}")
                     loaded = []
-                rows = [s.to_row() for s in loaded]
+                rows = [list(s) for s in loaded]
             fresh[source.key] = {"app": app.name, "stamp": stamp, "rows": rows}
             sessions += loaded
         timings[app.name] = (time.perf_counter() - started) * 1000
@@ -129,7 +133,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
             write_atomic(path, json.dumps({"version": CACHE_VERSION, "sources": fresh}))
         except OSError as exc:
             problems.append(f"cache not written: {exc}")
-    return Index(_newest_first(sessions), timings, problems, env=env)
+    return Index(_newest_first(sessions), timings, problems, env)
 
 
 def _newest_first(sessions: list[Session]) -> list[Session]:

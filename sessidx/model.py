@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
+class Session(NamedTuple):
+    """One resumable session. A NamedTuple, not a dataclass: it is built on every key press
+    and `dataclasses` alone costs more start-up time than the rest of `list`."""
+
     app: str
     id: str
     cwd: str | None
@@ -29,14 +30,7 @@ class Session:
         return f"{self.app}:{self.id}"
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def to_row(self) -> list[Any]:
-        return list(astuple(self))
-
-    @classmethod
-    def from_row(cls, row: list[Any]) -> Session:
-        return cls(*row)
+        return self._asdict()
 
 
-FIELD_COUNT = len(fields(Session))
+FIELD_COUNT = len(Session._fields)

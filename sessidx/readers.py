@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from typing import IO, Any
@@ -21,6 +22,7 @@ TAIL_BYTES = 512 * 1024
 SMALL_JSON_CAP = 4 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+_TYPE_MARK = re.compile(rb'"type": ?"([A-Za-z0-9_-]+)"')
 
 Record = dict[str, Any]
 
@@ -70,63 +72,109 @@ def _head_lines(f: IO[bytes], max_lines: int, line_cap: int) -> Iterator[bytes]:
         yield line
 
 
-def _tail_lines(f: IO[bytes], size: int, tail_bytes: int) -> list[bytes]:
-    start = max(0, size - tail_bytes)
-    f.seek(start)
-    data = f.read(tail_bytes)
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first piece is the cut end of a longer line
-    return lines
+class Transcript:
+    """Lazy, bounded access to both ends of one JSONL file; use as a context manager.
 
-
-class HeadTail:
-    """Records from the head and from the tail of one JSONL file.
-
-    `head` is in file order, `tail` too; for a file no longer than the tail window the
-    tail is the whole file and `head` holds the same records (read once).
+    `head()` parses the first lines in order and stops when the caller stops. `newest(types)`
+    finds records of those types newest first by searching the tail's bytes backwards for
+    their `"type":"..."` marker and parsing only the lines that hold one, then falls back to
+    the head. Most of a transcript's bytes are attachments and API blobs no listing needs,
+    so most lines are never parsed.
     """
 
-    __slots__ = ("head", "tail", "size", "whole")
-
-    def __init__(self, head: list[Record], tail: list[Record], size: int, whole: bool) -> None:
-        self.head = head
-        self.tail = tail
+    def __init__(self, f: IO[bytes], size: int, head_lines: int, line_cap: int, tail_bytes: int) -> None:
         self.size = size
-        self.whole = whole
+        self._f = f
+        self._line_cap = line_cap
+        self.whole = size <= tail_bytes
+        start = 0 if self.whole else size - tail_bytes
+        f.seek(start)
+        tail = f.read(tail_bytes)
+        if start > 0:
+            cut = tail.find(b"\n")
+            tail = tail[cut + 1:] if cut >= 0 else b""  # the first piece is the end of a longer line
+        self._tail = tail
+        self._marks: list[tuple[int, bytes]] | None = None
+        self._head: list[Record] = []
+        self._head_source: Iterator[bytes] | None = None
+        if self.whole:
+            self._head_source = iter(tail.split(b"\n")[:head_lines])
+        else:
+            f.seek(0)
+            self._head_source = _head_lines(f, head_lines, line_cap)
+
+    def __enter__(self) -> Transcript:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._f.close()
+
+    def head(self) -> Iterator[Record]:
+        """Records of the first lines, oldest first; read only as far as the caller goes."""
+        i = 0
+        while True:
+            if i < len(self._head):  # by index: several iterations may share the one file read
+                yield self._head[i]
+                i += 1
+                continue
+            if self._head_source is None:
+                return
+            try:
+                line = next(self._head_source)
+            except (StopIteration, OSError):
+                self._head_source = None
+                return
+            if (record := parse_record(line)) is not None:
+                self._head.append(record)
+
+    def _type_marks(self) -> list[tuple[int, bytes]]:
+        """Where `"type":"X"` stands in the tail, once per file (one regex pass over 512 KiB)."""
+        if self._marks is None:
+            self._marks = [(m.start(), m.group(1)) for m in _TYPE_MARK.finditer(self._tail)]
+        return self._marks
+
+    def newest(self, *types: str) -> Iterator[Record]:
+        """Records whose `type` is one of `types`, newest first: the tail, then the head.
+
+        A marker may also stand inside a nested object; the parsed record's own `type` decides.
+        """
+        wanted = set(types)
+        wanted_marks = {t.encode() for t in types}
+        buf = self._tail
+        end = len(buf)
+        for pos, name in reversed(self._type_marks()):
+            if pos >= end or name not in wanted_marks:
+                continue
+            line_start = buf.rfind(b"\n", 0, pos) + 1
+            line_end = buf.find(b"\n", pos)
+            record = parse_record(buf[line_start: line_end if line_end >= 0 else len(buf)])
+            if record is not None and record.get("type") in wanted:
+                yield record
+            end = line_start
+        if not self.whole:
+            yield from (r for r in reversed(list(self.head())) if r.get("type") in wanted)
 
     def all(self) -> list[Record]:
-        """Every record read, oldest first, each once."""
-        return self.tail if self.whole else self.head + self.tail
-
-    def newest(self) -> Iterator[Record]:
-        """Records newest first: the tail backwards, then the head backwards."""
-        yield from reversed(self.tail)
-        if not self.whole:
-            yield from reversed(self.head)
+        """Every record of both ends, oldest first, each parsed once."""
+        tail = [r for line in self._tail.split(b"\n") if (r := parse_record(line))]
+        return tail if self.whole else list(self.head()) + tail
 
 
-def read_head_tail(
+def open_transcript(
     path: str | os.PathLike[str],
     head_lines: int = HEAD_LINES,
     line_cap: int = LINE_CAP,
     tail_bytes: int = TAIL_BYTES,
-) -> HeadTail | None:
-    """The first `head_lines` lines and the last `tail_bytes` bytes, parsed; None if unreadable."""
+) -> Transcript | None:
+    """A Transcript over a regular file, or None if it cannot be read."""
     f = open_regular(path)
     if f is None:
         return None
-    with f:
-        try:
-            size = os.fstat(f.fileno()).st_size
-            if size <= tail_bytes:
-                records = [r for line in _tail_lines(f, size, tail_bytes) if (r := parse_record(line))]
-                return HeadTail(records, records, size, whole=True)
-            head = [r for line in _head_lines(f, head_lines, line_cap) if (r := parse_record(line))]
-            tail = [r for line in _tail_lines(f, size, tail_bytes) if (r := parse_record(line))]
-            return HeadTail(head, tail, size, whole=False)
-        except OSError:
-            return None
+    try:
+        return Transcript(f, os.fstat(f.fileno()).st_size, head_lines, line_cap, tail_bytes)
+    except OSError:
+        f.close()
+        return None
 
 
 def read_first_record(path: str | os.PathLike[str], line_cap: int = LINE_CAP) -> Record | None:

@@ -3,30 +3,35 @@
 from __future__ import annotations
 
 import os
-import re
 import time
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sessidx.model import Session
-from sessidx.resume import Plan
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+if TYPE_CHECKING:
+    from sessidx.resume import Plan
+
+# C0 and C1 controls, DEL, and bytes that were not UTF-8: never sent to a terminal raw.
+_CONTROL = {c: "?" for c in [*range(0x20), *range(0x7F, 0xA0), *range(0xDC80, 0xDD00)]}
+_CONTROL.update({ord("\n"): " ", ord("\t"): " "})
 
 
 def clean(value: str | None, width: int | None = None) -> str:
     """Safe for a terminal: control characters (escape sequences, tabs, newlines) become ?."""
     if not value:
         return ""
-    out = _CONTROL.sub("?", value.replace("\n", " ").replace("\t", " "))
+    out = value.translate(_CONTROL)
     if width is not None and len(out) > width:
         out = out[: max(0, width - 1)] + "…"
     return out
 
 
-def tilde(path: str | None, home: str | None = None) -> str:
+_HOME = os.path.expanduser("~")
+
+
+def tilde(path: str | None, home: str = _HOME) -> str:
     if not path:
         return ""
-    home = home if home is not None else os.path.expanduser("~")
     if home and home != "/" and (path == home or path.startswith(home + "/")):
         return "~" + path[len(home):]
     return path
@@ -109,6 +114,8 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
 
 
 def preview(session: Session, plan: Plan, shell: str) -> list[str]:
+    from datetime import datetime
+
     exists = session.cwd is not None and os.path.isdir(session.cwd)
     when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
     branch = clean(session.branch) or "(unknown)"

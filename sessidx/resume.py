@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from sessidx.apps import APPS
@@ -47,7 +47,7 @@ class Plan:
             "cwd": self.cwd,
             "argv": self.argv,
             "branch": {"recorded": self.branch_recorded, "current": self.branch_current},
-            "held_back": [asdict(h) for h in self.held_back],
+            "held_back": [h._asdict() for h in self.held_back],
             "warnings": self.warnings,
             "error": self.error,
             "branch_differs": self.branch_differs,

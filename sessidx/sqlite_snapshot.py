@@ -11,6 +11,7 @@ is told.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -24,8 +25,9 @@ class StoreError(Exception):
 
 
 @contextmanager
-def snapshot(db: Path, notes: list[str] | None = None) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to a private copy of `db` (+ its WAL)."""
+def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a private copy of the database (+ its WAL)."""
+    db = Path(path)
     if not db.is_file():
         raise StoreError(f"{db}: not a file")
     with tempfile.TemporaryDirectory(prefix="sessidx-db-") as tmp:

@@ -73,7 +73,7 @@ def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):
     ClaudeSession(cwd="/w", prompt="still here").write(home)
     env = current_env()
     build(env, ALL)
-    cache = cache_path(env)
+    cache = Path(cache_path(env))
     cache.write_bytes(damage)
     index = build(env, ALL)
     assert [s.title for s in index.sessions] == ["still here"] and not index.problems
@@ -84,7 +84,7 @@ def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):
 def test_cache_lives_under_xdg_cache_home(home, tmp_path):
     ClaudeSession(cwd="/w").write(home)
     build(current_env(), ALL)
-    assert cache_path(current_env()).parent == tmp_path / "cache" / "sessidx"
+    assert Path(cache_path(current_env())).parent == tmp_path / "cache" / "sessidx"
     assert not list(home.rglob("*sessidx*"))
 
 
@@ -107,8 +107,9 @@ def test_parallel_runs_never_corrupt_the_cache(home):
     for t in threads:
         t.join()
     assert not errors
-    assert len(json.loads(cache_path(env).read_bytes())["sources"]) == 30
-    assert not [p for p in cache_path(env).parent.iterdir() if p.suffix == ".tmp"]
+    cache = Path(cache_path(env))
+    assert len(json.loads(cache.read_bytes())["sources"]) == 30
+    assert not [p for p in cache.parent.iterdir() if p.suffix == ".tmp"]
 
 
 def test_cached_listing_needs_no_stat(home):

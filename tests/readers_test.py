@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sessidx.readers import open_regular, parse_record, read_head_tail
+from sessidx.readers import Transcript, open_regular, open_transcript, parse_record
 
 settings.register_profile("ci", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -18,8 +18,10 @@ settings.register_profile("fuzz", max_examples=5000, deadline=None,
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 LABELS = st.text(alphabet="abcXYZ é🚀'\"$", min_size=0, max_size=12)
-RECORDS = st.lists(st.fixed_dictionaries({"type": st.sampled_from(["user", "assistant", "ai-title"]),
+TYPES = ["user", "assistant", "ai-title", "custom-title"]
+RECORDS = st.lists(st.fixed_dictionaries({"type": st.sampled_from(TYPES),
                                           "n": st.integers(0, 10**6), "text": LABELS}), min_size=1, max_size=40)
+SEPARATORS = st.sampled_from([(",", ":"), (", ", ": ")])  # compact as the CLIs write, or spaced
 JUNK = st.one_of(
     st.binary(max_size=60).filter(lambda b: b"\n" not in b),
     st.sampled_from([b"[1,2]", b"42", b"null", b'{"type":', b"\xff\xfe\x00", b"\x00" * 9, b'"str"']),
@@ -32,19 +34,48 @@ def write(tmp_path: Path, data: bytes) -> Path:
     return path
 
 
-@given(records=RECORDS, tail=st.integers(16, 4096))
+def read_head_tail(path: Path, **kw: int) -> Transcript | None:
+    return open_transcript(path, **kw)
+
+
+@given(records=RECORDS, tail=st.integers(16, 4096), seps=SEPARATORS)
 @settings(max_examples=80)
-def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records, tail):
+def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records, tail, seps):
     tmp = tmp_path_factory.mktemp("cut")
-    data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
-    ht = read_head_tail(write(tmp, data), head_lines=3, tail_bytes=tail)
-    assert ht is not None
-    full = [r for r in records]
-    if ht.whole:
-        assert ht.tail == full
-    else:
-        assert ht.tail == full[len(full) - len(ht.tail):]  # the cut first piece is always dropped
-        assert ht.head == full[:3]
+    data = b"".join(json.dumps(r, separators=seps).encode() + b"\n" for r in records)
+    t = open_transcript(write(tmp, data), head_lines=3, tail_bytes=tail)
+    assert t is not None
+    with t:
+        got = t.all()
+        if t.whole:
+            assert got == records
+        else:
+            head, tail_part = got[:3], got[3:]
+            assert head == records[:3]
+            assert tail_part == records[len(records) - len(tail_part):]  # the cut first piece is dropped
+
+
+@given(records=RECORDS, tail=st.integers(16, 4096), seps=SEPARATORS, wanted=st.sets(st.sampled_from(TYPES)))
+@settings(max_examples=80)
+def test_newest_finds_every_wanted_record_newest_first(tmp_path_factory, records, tail, seps, wanted):
+    """The backwards marker search yields what a full parse would: the tail reversed, then the head."""
+    tmp = tmp_path_factory.mktemp("newest")
+    data = b"".join(json.dumps(r, separators=seps).encode() + b"\n" for r in records)
+    t = open_transcript(write(tmp, data), head_lines=3, tail_bytes=tail)
+    assert t is not None
+    with t:
+        everything = t.all()
+        got = list(t.newest(*wanted))
+        if t.whole:
+            expected = [r for r in reversed(everything) if r["type"] in wanted]
+        else:
+            head, tail_part = everything[:3], everything[3:]
+            expected = [r for r in reversed(tail_part) if r["type"] in wanted]
+            expected += [r for r in reversed(head) if r["type"] in wanted]
+        assert got == expected
+        if wanted and t.whole:
+            newest = [r for r in records if r["type"] in wanted]
+            assert (got[0] if got else None) == (newest[-1] if newest else None)  # the newest title wins
 
 
 @given(records=RECORDS, junk=st.lists(JUNK, max_size=10), seed=st.randoms())
@@ -56,7 +87,7 @@ def test_junk_lines_are_skipped_never_raised(tmp_path_factory, records, junk, se
         seed.shuffle(lines)
     ht = read_head_tail(write(tmp, b"\n".join(lines)), tail_bytes=1 << 20)
     assert ht is not None
-    good = [r for r in ht.all() if "n" in r]
+    good = [r for r in ht.all() if "n" in r and r in records]
     assert sorted(r["n"] for r in good) == sorted(r["n"] for r in records)
 
 
@@ -72,14 +103,14 @@ def test_over_long_head_line_is_skipped_without_being_held(tmp_path):
     ht = read_head_tail(path)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert ht is not None and [r.get("n") for r in ht.head[:2]] == [1, 2]
+    assert ht is not None and [r.get("n") for r in list(ht.head())[:2]] == [1, 2]
     assert peak < 4 * 1024 * 1024
 
 
 def test_tail_inside_one_huge_line_yields_nothing(tmp_path):
     path = write(tmp_path, b'{"type":"user","n":1}\n{"x":"' + b"B" * (3 * 1024 * 1024) + b'"}')
     ht = read_head_tail(path)
-    assert ht is not None and ht.tail == [] and ht.head[0]["n"] == 1
+    assert ht is not None and ht.all() == [{"type": "user", "n": 1}]
 
 
 def test_crlf_bom_and_no_final_newline(tmp_path):

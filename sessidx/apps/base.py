@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from sessidx.config import Env
 from sessidx.model import Session
@@ -14,8 +13,7 @@ from sessidx.readers import stamp
 Stamp = tuple[int | str | None, ...]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One unit the cache keys on: a transcript file, or a whole store such as a database."""
 
     key: str  # unique across apps, usually the file's path
@@ -27,20 +25,19 @@ class SourceError(Exception):
     """This source cannot be read; the message says why. Other sources go on."""
 
 
-@dataclass(frozen=True)
-class HeldBack:
+class HeldBack(NamedTuple):
     flag: str  # what was not carried, as the CLI would take it (`--permission-mode acceptEdits`)
     reason: str
 
 
-@dataclass
 class AppPlan:
     """What an adapter decides: the command line and what it left out."""
 
-    argv: list[str]
-    held_back: list[HeldBack] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    refusal: str | None = None  # set when this session must not be resumed as it is
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.held_back: list[HeldBack] = []
+        self.warnings: list[str] = []
+        self.refusal: str | None = None  # set when this session must not be resumed as it is
 
 
 class CliHelp(Protocol):

@@ -16,12 +16,13 @@ from functools import partial
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, CliHelp, Source, one, source_for_file, stamp_or_none
 from sessidx.config import Env
 from sessidx.model import Session
-from sessidx.readers import Record, files, read_head_tail, read_small_json, subdirs, text
+from sessidx.readers import Record, Transcript, open_transcript, read_small_json, scan, subdirs, text
 
 STRICT_MODES = {"default", "plan"}  # at least as strict as the CLI's default
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _FOLDER_CUT = 200
 UNKNOWN_BRANCHES = {"", "HEAD"}  # outside git, detached, or a non-ASCII name
+CONVERSATION = ("user", "assistant")
 
 
 def escape_cwd(cwd: str) -> str:
@@ -48,72 +49,73 @@ def _message_text(record: Record) -> str | None:
     return None
 
 
-def _first_prompt(records: list[Record]) -> str | None:
-    for r in records:
-        if r.get("type") != "user" or r.get("isSidechain") is True:
-            continue
-        prompt = _message_text(r)
-        if prompt and not prompt.lstrip().startswith("<"):
-            return prompt
-    return None
+def _is_real_prompt(record: Record) -> str | None:
+    """The prompt of a user record the person typed: not a sidechain, not a `<...>` wrapper."""
+    if record.get("type") != "user" or record.get("isSidechain") is True:
+        return None
+    prompt = _message_text(record)
+    return prompt if prompt and not prompt.lstrip().startswith("<") else None
 
 
-def _newest(records: Iterator[Record], rtype: str, key: str) -> str | None:
-    for r in records:
-        if r.get("type") == rtype and (value := text(r.get(key))):
-            return value
-    return None
+def _newest_text(t: Transcript, rtype: str, key: str) -> str | None:
+    return next((value for r in t.newest(rtype) if (value := text(r.get(key)))), None)
 
 
 def parse_transcript(path: str, folder: str, sidecar: str) -> Session | None:
     """One session from one transcript, or None if it holds no conversation."""
-    ht = read_head_tail(path)
-    if ht is None:
+    t = open_transcript(path)
+    if t is None:
         return None
-    records = ht.all()
-    conversation = [r for r in records if r.get("type") in ("user", "assistant")]
-    if not conversation:
-        return None  # 1.0.x summary-only files, empty files, junk
+    with t:
+        return _parse(t, path, folder, sidecar)
 
-    cwds = [c for r in records if (c := text(r.get("cwd")))]
-    cwd = next((c for c in cwds if names_folder(c, folder)), cwds[0] if cwds else None)
 
-    branch = None
-    for r in ht.newest():
-        if r.get("cwd") == cwd and isinstance(r.get("gitBranch"), str):
-            branch = r["gitBranch"]
+def _parse(t: Transcript, path: str, folder: str, sidecar: str) -> Session | None:
+    # The head, in order and only as far as needed: the session's own cwd, origin, first prompt.
+    cwd = first_cwd = origin = first_prompt = None
+    for r in t.head():
+        if (c := text(r.get("cwd"))) and cwd is None:
+            first_cwd = first_cwd or c
+            if names_folder(c, folder):
+                cwd = c
+        if origin is None and r.get("type") in CONVERSATION:
+            origin = text(r.get("entrypoint"))
+        first_prompt = first_prompt or _is_real_prompt(r)
+        if cwd and origin and first_prompt:
             break
+    cwd = cwd or first_cwd
+
+    newest_turn = next(t.newest(*CONVERSATION), None)
+    if newest_turn is None:
+        return None  # 1.0.x summary-only files, empty files, junk: no conversation
+
+    branch = next((r["gitBranch"] for r in t.newest(*CONVERSATION)
+                   if r.get("cwd") == cwd and isinstance(r.get("gitBranch"), str)), None)
     if branch in UNKNOWN_BRANCHES:
         branch = None
 
     model = effort = None
-    for r in ht.newest():
-        if r.get("type") == "assistant":
-            message = r.get("message")
-            model = text(r.get("requestedModel")) or (text(message.get("model")) if isinstance(message, dict) else None)
-            if model == "<synthetic>":
-                continue
+    for r in t.newest("assistant"):
+        message = r.get("message")
+        model = text(r.get("requestedModel")) or (text(message.get("model")) if isinstance(message, dict) else None)
+        if model and model != "<synthetic>":
             effort = text(r.get("effort"))
             break
+        model = None
 
-    mode = None
-    for r in ht.newest():
-        if r.get("type") in ("user", "permission-mode") and (mode := text(r.get("permissionMode"))):
-            break
+    mode = next((m for r in t.newest("user", "permission-mode") if (m := text(r.get("permissionMode")))), None)
     if mode == "manual":
         mode = "default"
 
-    sidecar_doc = read_small_json(sidecar)
-    sidecar_title = text(sidecar_doc.get("customTitle")) if isinstance(sidecar_doc, dict) else None
+    sidecar_doc = read_small_json(sidecar) if sidecar else None
     title = (
-        sidecar_title
-        or _newest(ht.newest(), "custom-title", "customTitle")
-        or _newest(ht.newest(), "ai-title", "aiTitle")
-        or _newest(ht.newest(), "last-prompt", "lastPrompt")
-        or _newest(ht.newest(), "summary", "summary")
-        or _first_prompt(ht.head)
+        (text(sidecar_doc.get("customTitle")) if isinstance(sidecar_doc, dict) else None)
+        or _newest_text(t, "custom-title", "customTitle")
+        or _newest_text(t, "ai-title", "aiTitle")
+        or _newest_text(t, "last-prompt", "lastPrompt")
+        or _newest_text(t, "summary", "summary")
+        or first_prompt
     )
-    origin = next((e for r in conversation if (e := text(r.get("entrypoint")))), None)
     try:
         mtime = int(os.stat(path).st_mtime * 1000)
     except OSError:
@@ -125,7 +127,7 @@ def parse_transcript(path: str, folder: str, sidecar: str) -> Session | None:
         branch=branch,
         title=title,
         mtime=mtime,
-        bytes=ht.size,
+        bytes=t.size,
         model=model,
         effort=effort,
         approval=mode,
@@ -133,6 +135,13 @@ def parse_transcript(path: str, folder: str, sidecar: str) -> Session | None:
         path=path,
         origin=origin,
     )
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _load_one(path: str, folder: str, sidecar: str) -> list[Session]:
@@ -145,15 +154,19 @@ class Claude:
     help_args: tuple[str, ...] = ("--help",)
 
     def projects_dir(self, env: Env) -> str:
-        return str(env.path("CLAUDE_CONFIG_DIR", ".claude") / "projects")
+        return os.path.join(env.path("CLAUDE_CONFIG_DIR", ".claude"), "projects")
 
     def sources(self, env: Env) -> Iterator[Source]:
         for project in subdirs(self.projects_dir(env)):
-            for entry in files(project.path, ".jsonl"):
-                if entry.name.startswith("agent-"):
-                    continue  # sub-agent transcripts: nobody resumes them
-                sidecar = os.path.join(project.path, entry.name[: -len(".jsonl")], "custom-title.json")
-                sidecar_stamp = stamp_or_none(sidecar)
+            entries = scan(project.path)
+            folders = {e.name for e in entries if _is_dir(e)}
+            for entry in entries:
+                if not entry.name.endswith(".jsonl") or entry.name.startswith("agent-") or entry.name in folders:
+                    continue  # agent-*: sub-agent transcripts, which nobody resumes
+                stem = entry.name[: -len(".jsonl")]
+                # `<id>/custom-title.json` is looked at only when `<id>/` exists: one stat per session.
+                sidecar = os.path.join(project.path, stem, "custom-title.json") if stem in folders else ""
+                sidecar_stamp = stamp_or_none(sidecar) if sidecar else (None, None)
                 load = partial(_load_one, entry.path, project.name, sidecar)
                 source = source_for_file("claude", entry.path, sidecar_stamp, load)
                 if source is not None:

@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from sessidx.apps.base import (
@@ -28,7 +27,7 @@ from sessidx.apps.base import (
 )
 from sessidx.config import Env
 from sessidx.model import Session
-from sessidx.readers import Record, files, read_head_tail, scan, stamp, subdirs, text
+from sessidx.readers import Record, files, open_transcript, scan, stamp, subdirs, text
 
 STRICT_APPROVALS = {"untrusted", "on-request"}
 STRICT_SANDBOXES = {"read-only", "workspace-write"}
@@ -85,18 +84,19 @@ def is_subagent(source: Any, thread_source: Any = None) -> bool:
     return isinstance(source, str) and source.lstrip().startswith("{")
 
 
-def _thread_names(index_path: Path) -> dict[str, str]:
+def _thread_names(index_path: str) -> dict[str, str]:
     """`session_index.jsonl`: append-only, the newest line per id wins."""
-    ht = read_head_tail(index_path, head_lines=0)
     names: dict[str, str] = {}
-    if ht is not None:
-        for r in ht.all():
-            if (tid := text(r.get("id"))) and (name := text(r.get("thread_name"))):
-                names[tid] = name
+    t = open_transcript(index_path, head_lines=0)
+    if t is not None:
+        with t:
+            for r in t.all():
+                if (tid := text(r.get("id"))) and (name := text(r.get("thread_name"))):
+                    names[tid] = name
     return names
 
 
-def _rollouts_by_id(home: Path) -> dict[str, str]:
+def _rollouts_by_id(home: str) -> dict[str, str]:
     """Every rollout under the current home, by thread id (for homes moved or restored)."""
     found: dict[str, str] = {}
     for folder in _rollout_folders(home):
@@ -106,12 +106,12 @@ def _rollouts_by_id(home: Path) -> dict[str, str]:
     return found
 
 
-def _rollout_folders(home: Path) -> Iterator[str]:
-    for year in subdirs(home / "sessions"):
+def _rollout_folders(home: str) -> Iterator[str]:
+    for year in subdirs(os.path.join(home, "sessions")):
         for month in subdirs(year.path):
             for day in subdirs(month.path):
                 yield day.path
-    yield str(home / "archived_sessions")
+    yield os.path.join(home, "archived_sessions")
 
 
 def _ms(row: dict[str, Any]) -> int:
@@ -122,11 +122,11 @@ def _ms(row: dict[str, Any]) -> int:
     return int(secs * 1000) if isinstance(secs, (int, float)) else 0
 
 
-def load_database(db: Path, home: Path) -> list[Session]:
+def load_database(db: str, home: str) -> list[Session]:
     from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
 
-    names = _thread_names(home / "session_index.jsonl")
-    archived_dir = str(home / "archived_sessions")
+    names = _thread_names(os.path.join(home, "session_index.jsonl"))
+    archived_dir = os.path.join(home, "archived_sessions")
     moved: dict[str, str] | None = None
     sessions = []
     try:
@@ -179,8 +179,8 @@ def _user_prompt(record: Record) -> str | None:
     return None
 
 
-def load_rollouts(home: Path, names: dict[str, str]) -> list[Session]:
-    archived_dir = str(home / "archived_sessions")
+def load_rollouts(home: str, names: dict[str, str]) -> list[Session]:
+    archived_dir = os.path.join(home, "archived_sessions")
     return [
         session
         for folder in _rollout_folders(home)
@@ -191,21 +191,21 @@ def load_rollouts(home: Path, names: dict[str, str]) -> list[Session]:
 
 def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session | None:
     """One session from a rollout file alone (no database)."""
-    ht = read_head_tail(path)
-    if ht is None or not ht.head:
+    t = open_transcript(path)
+    if t is None:
         return None
-    first = ht.head[0]
-    meta = first.get("payload") if first.get("type") == "session_meta" else None
-    if not isinstance(meta, dict) or (tid := text(meta.get("id"))) is None:
-        return None
-    if is_subagent(meta.get("source"), meta.get("thread_source")):
-        return None
-    context: dict[str, Any] = {}
-    for r in ht.newest():
-        if r.get("type") == "turn_context" and isinstance(r.get("payload"), dict):
-            context = r["payload"]
-            break
-    sandbox = context.get("sandbox_policy")
+    with t:
+        head = t.head()
+        first = next(head, None)
+        meta = first.get("payload") if first and first.get("type") == "session_meta" else None
+        if not isinstance(meta, dict) or (tid := text(meta.get("id"))) is None:
+            return None
+        if is_subagent(meta.get("source"), meta.get("thread_source")):
+            return None
+        newest_context = next(t.newest("turn_context"), {}).get("payload")
+        context: dict[str, Any] = newest_context if isinstance(newest_context, dict) else {}
+        title = names.get(tid) or next((p for r in head if (p := _user_prompt(r))), None)
+        size = t.size
     git = meta.get("git")
     try:
         mtime = int(os.stat(path).st_mtime * 1000)
@@ -216,13 +216,13 @@ def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session |
         id=tid,
         cwd=text(context.get("cwd")) or text(meta.get("cwd")),
         branch=text(git.get("branch")) if isinstance(git, dict) else None,
-        title=names.get(tid) or next((p for r in ht.head if (p := _user_prompt(r))), None),
+        title=title,
         mtime=mtime,
-        bytes=ht.size,
+        bytes=size,
         model=text(context.get("model")),
         effort=text(context.get("effort")),
         approval=approval_name(context.get("approval_policy")),
-        sandbox=sandbox_name(sandbox),
+        sandbox=sandbox_name(context.get("sandbox_policy")),
         path=path,
         archived=archived,
         origin=text(meta.get("source")),
@@ -234,24 +234,25 @@ class Codex:
     program = "codex"
     help_args: tuple[str, ...] = ("resume", "--help")
 
-    def home(self, env: Env) -> Path:
+    def home(self, env: Env) -> str:
         return env.path("CODEX_HOME", ".codex")
 
-    def state_db(self, env: Env) -> Path | None:
-        folder = Path(env.get("CODEX_SQLITE_HOME") or self.home(env))
+    def state_db(self, env: Env) -> str | None:
+        folder = env.get("CODEX_SQLITE_HOME") or self.home(env)
         best: tuple[int, str] | None = None
         for entry in scan(folder):
             m = _STATE_DB.match(entry.name)
             if m and (best is None or int(m.group(1)) > best[0]):
                 best = (int(m.group(1)), entry.path)
-        return Path(best[1]) if best else None
+        return best[1] if best else None
 
     def sources(self, env: Env) -> Iterator[Source]:
         home = self.home(env)
-        index_stamp = stamp_or_none(home / "session_index.jsonl")
+        index_file = os.path.join(home, "session_index.jsonl")
+        index_stamp = stamp_or_none(index_file)
         db = self.state_db(env)
         if db is not None and (db_stamp := stamp(db)) is not None:
-            wal_stamp = stamp_or_none(Path(str(db) + "-wal"))
+            wal_stamp = stamp_or_none(db + "-wal")
             yield Source(
                 key=f"codex-db:{db}",
                 stamp=db_stamp + wal_stamp + index_stamp,
@@ -263,10 +264,10 @@ class Codex:
         def parse(path: str, archived: bool) -> list[Session]:
             nonlocal names
             if names is None:
-                names = _thread_names(home / "session_index.jsonl")
+                names = _thread_names(index_file)
             return one(parse_rollout(path, names, archived))
 
-        archived_dir = str(home / "archived_sessions")
+        archived_dir = os.path.join(home, "archived_sessions")
         for folder in _rollout_folders(home):
             archived = folder == archived_dir
             for entry in files(folder, ".jsonl"):
