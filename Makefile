@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	$(BIN)/python -m compileall -q sessidx  # bytecode even where PYTHONDONTWRITEBYTECODE is set
 	touch $@
 
 run: $(BIN)/.installed
@@ -30,6 +31,7 @@ lint: $(BIN)/.installed
 	fish --no-execute shell/sessidx.fish
 
 bench: $(BIN)/.installed
+	$(BIN)/python -m compileall -q sessidx
 	$(BIN)/python fixtures/bench.py
 
 demo: $(BIN)/.installed

@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from sessidx import render
 from sessidx.apps import APPS
@@ -20,6 +19,7 @@ from sessidx.index import Index, load
 from sessidx.model import Session
 from sessidx.search import find, resolve
 
+TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from sessidx.resume import Plan
 

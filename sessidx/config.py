@@ -10,17 +10,21 @@ with a note on stderr, so a fresh machine still has something to look at.
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+
+from sessidx.model import Fields
 
 DEMO_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "home")
 
 
-class Env(NamedTuple):
+class Env(Fields):
     """A snapshot of the environment: adapters read paths from it, never from os.environ."""
 
-    home: str
-    vars: dict[str, str]
-    demo: bool = False
+    __slots__ = ("home", "vars", "demo")
+
+    def __init__(self, home: str, vars: dict[str, str], demo: bool = False) -> None:
+        self.home = home
+        self.vars = vars
+        self.demo = demo
 
     def get(self, name: str) -> str | None:
         value = self.vars.get(name)

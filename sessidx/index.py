@@ -13,13 +13,17 @@ import os
 import time
 import zlib
 from collections.abc import Iterable
-from typing import Any
 
-from sessidx.apps.base import App
 from sessidx.config import Env, cache_dir, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
-CACHE_VERSION = 3
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from typing import Any
+
+    from sessidx.apps.base import App
+
+CACHE_VERSION = 4  # entries: key -> [app, stamp, rows]
 
 
 class Index:
@@ -74,13 +78,14 @@ def _read_cache(path: str) -> dict[str, Any]:
     return sources if isinstance(sources, dict) else {}
 
 
-def _rows_to_sessions(rows: Any) -> list[Session] | None:
-    if not isinstance(rows, list):
+def _entry(value: Any) -> tuple[str, list[Any], list[Session]] | None:
+    """A cache entry checked for shape; None if it is foreign or damaged."""
+    if not (isinstance(value, list) and len(value) == 3 and isinstance(value[2], list)):
         return None
-    try:
-        return [Session(*r) for r in rows if isinstance(r, list) and len(r) == FIELD_COUNT]
-    except TypeError:
+    rows = value[2]
+    if not all(isinstance(r, list) and len(r) == FIELD_COUNT and isinstance(r[5], int) for r in rows):
         return None
+    return value[0], value[1], [Session(*r) for r in rows]
 
 
 def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
@@ -91,9 +96,9 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     names = {app.name for app in app_list}
     if not refresh and cached:
         sessions = []
-        for entry in cached.values():
-            if isinstance(entry, dict) and entry.get("app") in names:
-                sessions += _rows_to_sessions(entry.get("rows")) or []
+        for value in cached.values():
+            if (entry := _entry(value)) and entry[0] in names:
+                sessions += entry[2]
         return Index(_newest_first(sessions), env=env)
 
     fresh: dict[str, Any] = {}
@@ -110,24 +115,25 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
             sources = []
         for source in sources:
             stamp = list(source.stamp)
-            entry = cached.get(source.key)
-            rows = entry.get("rows") if isinstance(entry, dict) and entry.get("stamp") == stamp else None
-            loaded = _rows_to_sessions(rows)
-            if loaded is None:
-                changed = True
-                try:
-                    loaded = source.load()
-                except Exception as exc:  # bad input is skipped, never a traceback
-                    problems.append(f"{source.key}: skipped: {exc}")
-                    loaded = []
-                rows = [list(s) for s in loaded]
-            fresh[source.key] = {"app": app.name, "stamp": stamp, "rows": rows}
+            value = cached.get(source.key)
+            entry = _entry(value) if value is not None else None
+            if entry is not None and entry[1] == stamp:
+                fresh[source.key] = value
+                sessions += entry[2]
+                continue
+            changed = True
+            try:
+                loaded = source.load()
+            except Exception as exc:  # bad input is skipped, never a traceback
+                problems.append(f"{source.key}: skipped: {exc}")
+                loaded = []
+            fresh[source.key] = [app.name, stamp, [list(s) for s in loaded]]
             sessions += loaded
         timings[app.name] = (time.perf_counter() - started) * 1000
     # Entries of apps not asked for this time stay in the cache.
-    for key, entry in cached.items():
-        if key not in fresh and isinstance(entry, dict) and entry.get("app") not in names:
-            fresh[key] = entry
+    for key, value in cached.items():
+        if key not in fresh and (entry := _entry(value)) and entry[0] not in names:
+            fresh[key] = value
     if changed or fresh.keys() != cached.keys():
         try:
             write_atomic(path, json.dumps({"version": CACHE_VERSION, "sources": fresh}))

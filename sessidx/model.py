@@ -2,35 +2,80 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+TYPE_CHECKING = False  # typing itself costs start-up time; mypy still sees the imports below
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 
-class Session(NamedTuple):
-    """One resumable session. A NamedTuple, not a dataclass: it is built on every key press
-    and `dataclasses` alone costs more start-up time than the rest of `list`."""
+class Fields:
+    """A small record: slots, a typed `__init__`, equality and repr by field.
 
-    app: str
-    id: str
-    cwd: str | None
-    branch: str | None  # None when unknown: no branch check then
-    title: str | None
-    mtime: int  # last used, ms since the epoch
-    bytes: int | None
-    model: str | None
-    effort: str | None
-    approval: str | None  # the app's own word for its permission/approval mode
-    sandbox: str | None  # Codex only: read-only, workspace-write, danger-full-access
-    path: str | None  # the transcript or store this came from
-    archived: bool = False  # cannot be resumed as it is (e.g. `codex unarchive` first)
-    origin: str | None = None  # how it was started: cli, exec, sdk-cli, ...
+    Used instead of dataclasses and NamedTuple on the `list` path: on the machine this was
+    measured on, importing `dataclasses` or `typing` cost more than listing 1,000 sessions.
+    Treat instances as immutable.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        return (getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class Session(Fields):
+    """One resumable session. A field that is not known is None."""
+
+    __slots__ = ("app", "id", "cwd", "branch", "title", "mtime", "bytes", "model", "effort", "approval",
+                 "sandbox", "path", "archived", "origin")
+
+    def __init__(
+        self,
+        app: str,
+        id: str,
+        cwd: str | None,
+        branch: str | None,  # None when unknown: no branch check then
+        title: str | None,
+        mtime: int,  # last used, ms since the epoch
+        bytes: int | None,
+        model: str | None,
+        effort: str | None,
+        approval: str | None,  # the app's own word for its permission/approval mode
+        sandbox: str | None,  # Codex only: read-only, workspace-write, danger-full-access
+        path: str | None,  # the transcript or store this came from
+        archived: bool = False,  # cannot be resumed as it is (e.g. `codex unarchive` first)
+        origin: str | None = None,  # how it was started: cli, exec, sdk-cli, ...
+    ) -> None:
+        self.app = app
+        self.id = id
+        self.cwd = cwd
+        self.branch = branch
+        self.title = title
+        self.mtime = mtime
+        self.bytes = bytes
+        self.model = model
+        self.effort = effort
+        self.approval = approval
+        self.sandbox = sandbox
+        self.path = path
+        self.archived = archived
+        self.origin = origin
 
     @property
     def key(self) -> str:
         """`app:id`, unique across apps; what the picker passes around."""
         return f"{self.app}:{self.id}"
 
-    def to_json(self) -> dict[str, Any]:
-        return self._asdict()
 
-
-FIELD_COUNT = len(Session._fields)
+FIELD_COUNT = len(Session.__slots__)

@@ -14,7 +14,11 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from typing import IO, Any
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from io import BufferedReader
+    from typing import Any
 
 HEAD_LINES = 80
 LINE_CAP = 256 * 1024
@@ -22,12 +26,13 @@ TAIL_BYTES = 512 * 1024
 SMALL_JSON_CAP = 4 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
-_TYPE_MARK = re.compile(rb'"type": ?"([A-Za-z0-9_-]+)"')
+# Compiled on first use (re caches it): `list` from the cache never needs it.
+_TYPE_MARK = rb'"type": ?"([A-Za-z0-9_-]+)"'
 
-Record = dict[str, Any]
+Record = dict[str, "Any"]
 
 
-def open_regular(path: str | os.PathLike[str]) -> IO[bytes] | None:
+def open_regular(path: str | os.PathLike[str]) -> BufferedReader | None:
     """Open a regular file read-only, or None: FIFOs, devices and folders are not read.
 
     O_NONBLOCK keeps a FIFO swapped in between stat and open from hanging us; the fstat
@@ -48,7 +53,7 @@ def open_regular(path: str | os.PathLike[str]) -> IO[bytes] | None:
         return None
 
 
-def parse_record(line: bytes) -> Record | None:
+def parse_record(line: bytes | bytearray) -> Record | None:
     """One JSON object from one line, or None for anything else (junk, arrays, bad UTF-8)."""
     if line.startswith(_BOM):
         line = line[3:]
@@ -59,7 +64,10 @@ def parse_record(line: bytes) -> Record | None:
     return value if isinstance(value, dict) else None
 
 
-def _head_lines(f: IO[bytes], max_lines: int, line_cap: int) -> Iterator[bytes]:
+def _head_lines(f: BufferedReader, max_lines: int, line_cap: int, start: int | None = None) -> Iterator[bytes]:
+    """Up to `max_lines` lines from `start` (or where f stands); a line over the cap is skipped."""
+    if start is not None:
+        f.seek(start)
     for _ in range(max_lines):
         line = f.readline(line_cap + 1)
         if not line:
@@ -76,62 +84,89 @@ class Transcript:
     """Lazy, bounded access to both ends of one JSONL file; use as a context manager.
 
     `head()` parses the first lines in order and stops when the caller stops. `newest(types)`
-    finds records of those types newest first by searching the tail's bytes backwards for
-    their `"type":"..."` marker and parsing only the lines that hold one, then falls back to
-    the head. Most of a transcript's bytes are attachments and API blobs no listing needs,
-    so most lines are never parsed.
+    finds records of those types newest first: it reads the tail backwards in growing windows
+    (64 KiB, doubling up to 512 KiB), finds `"type":"..."` markers with one regex pass per
+    window, and parses only the lines that hold a wanted one; then it falls back to the head.
+    Most of a transcript's bytes are attachments and API blobs no listing needs, so most
+    lines are never parsed and often most of the tail is never read.
     """
 
-    def __init__(self, f: IO[bytes], size: int, head_lines: int, line_cap: int, tail_bytes: int) -> None:
+    def __init__(self, f: BufferedReader, size: int, head_lines: int, line_cap: int, tail_bytes: int) -> None:
         self.size = size
         self._f = f
-        self._line_cap = line_cap
         self.whole = size <= tail_bytes
-        start = 0 if self.whole else size - tail_bytes
-        f.seek(start)
-        tail = f.read(tail_bytes)
-        if start > 0:
-            cut = tail.find(b"\n")
-            tail = tail[cut + 1:] if cut >= 0 else b""  # the first piece is the end of a longer line
-        self._tail = tail
-        self._marks: list[tuple[int, bytes]] | None = None
-        self._head: list[Record] = []
-        self._head_source: Iterator[bytes] | None = None
+        # One reused buffer per open transcript: a fresh 512 KiB allocation per file costs more
+        # in page faults than the read. File offset `size - len(buf) + i` is at index i.
+        self._buf = _POOL.pop() if _POOL and len(_POOL[-1]) == tail_bytes else bytearray(tail_bytes)
+        self._base = size - tail_bytes  # file offset of buf[0]; negative for small files
+        self._floor = max(0, -self._base)  # buf index of the earliest byte the tail may hold
+        self._lo = tail_bytes  # buf index where the loaded window starts
+        self._marks: list[tuple[int, bytes]] = []  # newest first
+        self._grow(tail_bytes if self.whole else _FIRST_WINDOW)
+        self._head_raw: list[bytes] = []
+        self._head_parsed: dict[int, Record | None] = {}
+        self._head_source: Iterator[bytes] | None
         if self.whole:
-            self._head_source = iter(tail.split(b"\n")[:head_lines])
+            self._head_source = iter(bytes(self._buf[self._floor:]).split(b"\n")[:head_lines])
         else:
-            f.seek(0)
-            self._head_source = _head_lines(f, head_lines, line_cap)
+            self._head_source = _head_lines(f, head_lines, line_cap, start=0)
 
     def __enter__(self) -> Transcript:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._f.close()
+        _POOL.append(self._buf)
+        self._buf = bytearray()
+
+    def _grow(self, want: int) -> bool:
+        """Load `want` more bytes before the window (bounded by the tail); False if none are left."""
+        if self._lo <= self._floor:
+            return False
+        new_lo = max(self._floor, self._lo - want)
+        # pread: the head's reader keeps its own place in the same file
+        got = os.preadv(self._f.fileno(), [memoryview(self._buf)[new_lo: self._lo]], self._base + new_lo)
+        if got != self._lo - new_lo:
+            raise OSError("the file shrank while being read")
+        # Markers that start in the new bytes; a few bytes past the seam catch one cut by it.
+        found = re.compile(_TYPE_MARK).finditer(self._buf, new_lo, min(self._lo + 64, len(self._buf)))
+        fresh = [(m.start(), m.group(1)) for m in found if m.start() < self._lo]
+        self._marks.extend(reversed(fresh))
+        self._lo = new_lo
+        return True
+
+    def _line_start(self, pos: int) -> int | None:
+        """Where the line holding buf[pos] starts, loading more tail if needed; None if cut off."""
+        while True:
+            newline = self._buf.rfind(b"\n", self._lo, pos)
+            if newline >= 0:
+                return newline + 1
+            if self._lo == self._floor:
+                # The window reaches the file's start (a whole line) or the tail's limit (a cut one).
+                return self._lo if self._base + self._lo <= 0 else None
+            self._grow(len(self._buf) - self._lo)
+
+    def _head_line(self, i: int) -> bytes | None:
+        """The i-th line of the head (read lazily), or None past its end."""
+        while i >= len(self._head_raw) and self._head_source is not None:
+            try:
+                self._head_raw.append(next(self._head_source))
+            except (StopIteration, OSError):
+                self._head_source = None
+        return self._head_raw[i] if i < len(self._head_raw) else None
+
+    def _head_record(self, i: int) -> Record | None:
+        if i not in self._head_parsed:
+            self._head_parsed[i] = parse_record(self._head_raw[i])
+        return self._head_parsed[i]
 
     def head(self) -> Iterator[Record]:
         """Records of the first lines, oldest first; read only as far as the caller goes."""
         i = 0
-        while True:
-            if i < len(self._head):  # by index: several iterations may share the one file read
-                yield self._head[i]
-                i += 1
-                continue
-            if self._head_source is None:
-                return
-            try:
-                line = next(self._head_source)
-            except (StopIteration, OSError):
-                self._head_source = None
-                return
-            if (record := parse_record(line)) is not None:
-                self._head.append(record)
-
-    def _type_marks(self) -> list[tuple[int, bytes]]:
-        """Where `"type":"X"` stands in the tail, once per file (one regex pass over 512 KiB)."""
-        if self._marks is None:
-            self._marks = [(m.start(), m.group(1)) for m in _TYPE_MARK.finditer(self._tail)]
-        return self._marks
+        while self._head_line(i) is not None:
+            if (record := self._head_record(i)) is not None:
+                yield record
+            i += 1
 
     def newest(self, *types: str) -> Iterator[Record]:
         """Records whose `type` is one of `types`, newest first: the tail, then the head.
@@ -140,24 +175,50 @@ class Transcript:
         """
         wanted = set(types)
         wanted_marks = {t.encode() for t in types}
-        buf = self._tail
-        end = len(buf)
-        for pos, name in reversed(self._type_marks()):
+        buf = self._buf
+        end = len(buf)  # lines at or after `end` were handled already
+        i = 0
+        while True:
+            if i == len(self._marks):
+                if not self._grow(len(buf) - self._lo):  # double the window
+                    break
+                continue
+            pos, name = self._marks[i]
+            i += 1
             if pos >= end or name not in wanted_marks:
                 continue
-            line_start = buf.rfind(b"\n", 0, pos) + 1
+            line_start = self._line_start(pos)
+            if line_start is None:
+                break  # the cut first piece of the tail: nothing older is in it
             line_end = buf.find(b"\n", pos)
             record = parse_record(buf[line_start: line_end if line_end >= 0 else len(buf)])
             if record is not None and record.get("type") in wanted:
                 yield record
             end = line_start
-        if not self.whole:
-            yield from (r for r in reversed(list(self.head())) if r.get("type") in wanted)
+        if self.whole:
+            return
+        markers = [m for t in wanted_marks for m in (b'"type":"' + t + b'"', b'"type": "' + t + b'"')]
+        self._head_line(len(self._head_raw) + HEAD_LINES)  # the rest of the head, still bounded
+        for k in reversed(range(len(self._head_raw))):
+            if any(m in self._head_raw[k] for m in markers):
+                record = self._head_record(k)
+                if record is not None and record.get("type") in wanted:
+                    yield record
 
     def all(self) -> list[Record]:
         """Every record of both ends, oldest first, each parsed once."""
-        tail = [r for line in self._tail.split(b"\n") if (r := parse_record(line))]
+        while self._grow(len(self._buf)):
+            pass
+        data = bytes(self._buf[self._floor:])
+        lines = data.split(b"\n")
+        if self._base + self._floor > 0:
+            lines = lines[1:]  # the cut first piece
+        tail = [r for line in lines if (r := parse_record(line))]
         return tail if self.whole else list(self.head()) + tail
+
+
+_FIRST_WINDOW = 64 * 1024
+_POOL: list[bytearray] = []
 
 
 def open_transcript(
@@ -236,10 +297,10 @@ def stamp(path: str | os.PathLike[str]) -> tuple[int, int] | None:
 
 
 def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
-    """Entries of a folder, sorted by name; [] if it is missing or unreadable."""
+    """Entries of a folder, in no particular order; [] if it is missing or unreadable."""
     try:
         with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
+            return list(it)
     except (OSError, ValueError):
         return []
 

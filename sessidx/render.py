@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
 
 from sessidx.model import Session
 
+TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from sessidx.resume import Plan
 
@@ -20,7 +20,7 @@ def clean(value: str | None, width: int | None = None) -> str:
     """Safe for a terminal: control characters (escape sequences, tabs, newlines) become ?."""
     if not value:
         return ""
-    out = value.translate(_CONTROL)
+    out = value if value.isascii() and value.isprintable() else value.translate(_CONTROL)
     if width is not None and len(out) > width:
         out = out[: max(0, width - 1)] + "…"
     return out
@@ -42,7 +42,7 @@ def shorten_left(value: str, width: int) -> str:
 
 
 def age(mtime_ms: int, now: float | None = None) -> str:
-    seconds = max(0.0, (time.time() if now is None else now) - mtime_ms / 1000)
+    seconds = max(0.0, (now or time.time()) - mtime_ms / 1000)
     for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
@@ -56,9 +56,12 @@ def _ago(mtime_ms: int) -> str:
 
 def id_width(sessions: list[Session]) -> int:
     """The shortest prefix length (at least 8) that tells these ids apart (UUIDv7s share 8)."""
-    ids = sorted(s.id for s in sessions)
-    common = max((len(os.path.commonprefix([a, b])) for a, b in zip(ids, ids[1:], strict=False)), default=0)
-    return max(8, min(common + 1, max((len(i) for i in ids), default=8)))
+    ids = {s.id for s in sessions}
+    longest = max(map(len, ids), default=8)
+    width = 8
+    while width < longest and len({i[:width] for i in ids}) < len(ids):
+        width += 1 if width < 12 else 4
+    return min(width, longest) if ids else 8
 
 
 def size(nbytes: int | None) -> str:
@@ -76,10 +79,11 @@ def table(sessions: list[Session], width: int = 160) -> list[str]:
     """The human `list`: app, age, short id, branch, folder (with ~), title."""
     lines = []
     iw = id_width(sessions)
+    now = time.time()
     for s in sessions:
         folder = shorten_left(clean(tilde(s.cwd)), 40)
         branch = clean(s.branch, 20)
-        head = f"{s.app:<8} {age(s.mtime):>4}  {clean(s.id[:iw]):<{iw}}  {branch:<20}  {folder:<40}  "
+        head = f"{s.app:<8} {age(s.mtime, now):>4}  {clean(s.id[:iw]):<{iw}}  {branch:<20}  {folder:<40}  "
         flag = "[archived] " if s.archived else ""
         lines.append(head + clean(flag + (s.title or ""), max(10, width - len(head))))
     return lines
@@ -98,12 +102,13 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
     bw = max((len(b) for b in branches), default=0)
     lines = []
     iw = id_width(sessions)
+    now = time.time()
     for s, folder, branch in zip(sessions, folders, branches, strict=True):
         lines.append(
             "\t".join([
                 s.key,
                 f"{_CYAN}{s.app:<8}{_RESET}",
-                f"{age(s.mtime):>4}",
+                f"{age(s.mtime, now):>4}",
                 f"{_DIM}{clean(s.id[:iw]):<{iw}}{_RESET}",
                 f"{folder:<{fw}}",
                 f"{_YELLOW}{branch:<{bw}}{_RESET}",

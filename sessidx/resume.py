@@ -47,7 +47,7 @@ class Plan:
             "cwd": self.cwd,
             "argv": self.argv,
             "branch": {"recorded": self.branch_recorded, "current": self.branch_current},
-            "held_back": [h._asdict() for h in self.held_back],
+            "held_back": [h.to_json() for h in self.held_back],
             "warnings": self.warnings,
             "error": self.error,
             "branch_differs": self.branch_differs,

@@ -12,7 +12,7 @@ from homes import ClaudeSession, CodexThread, write_codex_home
 
 from sessidx.apps import APPS, claude, codex
 from sessidx.config import current_env
-from sessidx.index import build, cache_path, load
+from sessidx.index import CACHE_VERSION, build, cache_path, load
 
 ALL = list(APPS.values())
 
@@ -65,8 +65,8 @@ def test_wal_change_rereads_the_database(home, reads):
 
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"{not json", b'{"version": 1, "sources": {}}', b"[]", b'{"version": 3, "sources": []}',
-     b'{"version": 3, "sources": {"claude:/x": {"app": "claude", "stamp": [1], "rows": [[1, 2]]}}}',
+    [b"", b"{not json", b'{"version": 1, "sources": {}}', b"[]", b'{"version": 4, "sources": []}',
+     b'{"version": 4, "sources": {"claude:/x": ["claude", [1], [[1, 2]]]}}',
      b"\x00\xff" * 100],
 )
 def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):
@@ -77,7 +77,7 @@ def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):
     cache.write_bytes(damage)
     index = build(env, ALL)
     assert [s.title for s in index.sessions] == ["still here"] and not index.problems
-    assert json.loads(cache.read_bytes())["version"] == 3
+    assert json.loads(cache.read_bytes())["version"] == CACHE_VERSION
     assert capsys.readouterr() == ("", "")
 
 

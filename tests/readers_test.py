@@ -138,3 +138,17 @@ def test_parse_record_never_raises(data):
 
 def test_deeply_nested_line_is_skipped():
     assert parse_record(b"[" * 100000 + b"]" * 100000) is None
+
+
+def test_head_and_tail_reads_interleave(tmp_path):
+    """Reading more head after the tail grew must continue where the head stood."""
+    records = [{"type": "user" if i % 7 else "assistant", "i": i, "pad": "x" * 3000} for i in range(400)]
+    path = write(tmp_path, b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    t = open_transcript(path)
+    assert t is not None and not t.whole
+    with t:
+        head = t.head()
+        assert next(head)["i"] == 0
+        assert [r["i"] for r in t.newest("assistant")][:2] == [399 - 399 % 7, 399 - 399 % 7 - 7]
+        assert next(head)["i"] == 1  # the head goes on from its own place
+        assert [r["i"] for r in t.head()] == list(range(80))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from sessidx.apps import claude, codex
-from sessidx.apps.base import App
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from sessidx.apps.base import App
 
 APPS: dict[str, App] = {
     "claude": claude.APP,

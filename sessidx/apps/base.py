@@ -3,31 +3,64 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from typing import NamedTuple, Protocol
 
-from sessidx.config import Env
-from sessidx.model import Session
+from sessidx.model import Fields
 from sessidx.readers import stamp
+
+TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Protocol
+
+    from sessidx.config import Env
+    from sessidx.model import Session
+
+    class CliHelp(Protocol):
+        """What the installed CLI accepts, learnt from its `--help` (everything, when unknown)."""
+
+        def has(self, flag: str) -> bool: ...
+
+        def accepts(self, flag: str, value: str) -> bool: ...
+
+
+    class App(Protocol):
+        # the name shown in lists and taken by --app
+        name: str
+        # the CLI's program name, looked up on PATH for its --help
+        program: str
+        # the arguments that make it print the help of its resume command
+        help_args: tuple[str, ...]
+
+        # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
+        def sources(self, env: Env) -> Iterable[Source]: ...
+
+        # the resume command for one session, run in its folder
+        def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan: ...
 
 Stamp = tuple[int | str | None, ...]
 
 
-class Source(NamedTuple):
+class Source(Fields):
     """One unit the cache keys on: a transcript file, or a whole store such as a database."""
 
-    key: str  # unique across apps, usually the file's path
-    stamp: Stamp  # changes whenever what `load` would return may change (sizes, mtimes)
-    load: Callable[[], list[Session]]  # reads it; raises SourceError when it cannot
+    __slots__ = ("key", "stamp", "load")
+
+    def __init__(self, key: str, stamp: Stamp, load: Callable[[], list[Session]]) -> None:
+        self.key = key  # unique across apps, usually the file's path
+        self.stamp = stamp  # changes whenever what `load` would return may change (sizes, mtimes)
+        self.load = load  # reads it; raises SourceError when it cannot
 
 
 class SourceError(Exception):
     """This source cannot be read; the message says why. Other sources go on."""
 
 
-class HeldBack(NamedTuple):
-    flag: str  # what was not carried, as the CLI would take it (`--permission-mode acceptEdits`)
-    reason: str
+class HeldBack(Fields):
+    __slots__ = ("flag", "reason")
+
+    def __init__(self, flag: str, reason: str) -> None:
+        self.flag = flag  # what was not carried, as the CLI would take it (`--permission-mode acceptEdits`)
+        self.reason = reason
 
 
 class AppPlan:
@@ -38,29 +71,6 @@ class AppPlan:
         self.held_back: list[HeldBack] = []
         self.warnings: list[str] = []
         self.refusal: str | None = None  # set when this session must not be resumed as it is
-
-
-class CliHelp(Protocol):
-    """What the installed CLI accepts, learnt from its `--help` (everything, when unknown)."""
-
-    def has(self, flag: str) -> bool: ...
-
-    def accepts(self, flag: str, value: str) -> bool: ...
-
-
-class App(Protocol):
-    # the name shown in lists and taken by --app
-    name: str
-    # the CLI's program name, looked up on PATH for its --help
-    program: str
-    # the arguments that make it print the help of its resume command
-    help_args: tuple[str, ...]
-
-    # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
-    def sources(self, env: Env) -> Iterable[Source]: ...
-
-    # the resume command for one session, run in its folder
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan: ...
 
 
 class ArgvBuilder:
@@ -102,7 +112,3 @@ def source_for_file(key_prefix: str, path: str, extra: Stamp, load: Callable[[],
 
 def one(session: Session | None) -> list[Session]:
     return [] if session is None else [session]
-
-
-def newest_first(items: Iterable[Session]) -> list[Session]:
-    return sorted(items, key=lambda s: s.mtime, reverse=True)

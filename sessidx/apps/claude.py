@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from functools import partial
 
-from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, CliHelp, Source, one, source_for_file, stamp_or_none
-from sessidx.config import Env
+from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import Record, Transcript, open_transcript, read_small_json, scan, subdirs, text
+from sessidx.readers import Record, Transcript, open_transcript, read_small_json, scan, stamp, subdirs, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
 
 STRICT_MODES = {"default", "plan"}  # at least as strict as the CLI's default
-_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_NON_ALNUM = r"[^A-Za-z0-9]"
 _FOLDER_CUT = 200
 UNKNOWN_BRANCHES = {"", "HEAD"}  # outside git, detached, or a non-ASCII name
 CONVERSATION = ("user", "assistant")
@@ -27,7 +32,7 @@ CONVERSATION = ("user", "assistant")
 
 def escape_cwd(cwd: str) -> str:
     """Claude's folder name for a cwd, before the 200-character cut."""
-    return _NON_ALNUM.sub(lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
+    return re.sub(_NON_ALNUM, lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
 
 
 def names_folder(cwd: str, folder: str) -> bool:
@@ -157,20 +162,25 @@ class Claude:
         return os.path.join(env.path("CLAUDE_CONFIG_DIR", ".claude"), "projects")
 
     def sources(self, env: Env) -> Iterator[Source]:
+        # Runs on every key press over every transcript: one stat per file, little else.
         for project in subdirs(self.projects_dir(env)):
-            entries = scan(project.path)
-            folders = {e.name for e in entries if _is_dir(e)}
-            for entry in entries:
-                if not entry.name.endswith(".jsonl") or entry.name.startswith("agent-") or entry.name in folders:
-                    continue  # agent-*: sub-agent transcripts, which nobody resumes
-                stem = entry.name[: -len(".jsonl")]
-                # `<id>/custom-title.json` is looked at only when `<id>/` exists: one stat per session.
+            transcripts, folders = [], set()
+            for entry in scan(project.path):
+                name = entry.name
+                if name.endswith(".jsonl"):
+                    if not name.startswith("agent-"):  # sub-agent transcripts: nobody resumes them
+                        transcripts.append(entry.path)
+                elif _is_dir(entry):
+                    folders.add(name)
+            for path in transcripts:
+                st = stamp(path)  # None for folders named *.jsonl, FIFOs, dangling links
+                if st is None:
+                    continue
+                stem = os.path.basename(path)[: -len(".jsonl")]
+                # `<id>/custom-title.json` is looked at only when `<id>/` exists.
                 sidecar = os.path.join(project.path, stem, "custom-title.json") if stem in folders else ""
-                sidecar_stamp = stamp_or_none(sidecar) if sidecar else (None, None)
-                load = partial(_load_one, entry.path, project.name, sidecar)
-                source = source_for_file("claude", entry.path, sidecar_stamp, load)
-                if source is not None:
-                    yield source
+                extra = stamp_or_none(sidecar) if sidecar else (None, None)
+                yield Source(f"claude:{path}", st + extra, partial(_load_one, path, project.name, sidecar))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

@@ -11,29 +11,32 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from functools import partial
-from typing import Any
 
 from sessidx.apps.base import (
     LOOSE_REASON,
     AppPlan,
     ArgvBuilder,
-    CliHelp,
     Source,
     one,
     source_for_file,
     stamp_or_none,
 )
-from sessidx.config import Env
 from sessidx.model import Session
 from sessidx.readers import Record, files, open_transcript, scan, stamp, subdirs, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
 
 STRICT_APPROVALS = {"untrusted", "on-request"}
 STRICT_SANDBOXES = {"read-only", "workspace-write"}
 SANDBOXES = STRICT_SANDBOXES | {"danger-full-access"}
-_STATE_DB = re.compile(r"^state_(\d+)\.sqlite$")
-_ROLLOUT_ID = re.compile(r"-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+_ROLLOUT_ID = r"-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$"
 THREAD_COLUMNS = [
     "id", "rollout_path", "cwd", "git_branch", "title", "name", "model", "reasoning_effort",
     "approval_mode", "sandbox_policy", "source", "thread_source", "archived",
@@ -101,7 +104,7 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for folder in _rollout_folders(home):
         for entry in files(folder, ".jsonl"):
-            if m := _ROLLOUT_ID.search(entry.name):
+            if m := re.search(_ROLLOUT_ID, entry.name):
                 found[m.group(1)] = entry.path
     return found
 
@@ -241,9 +244,9 @@ class Codex:
         folder = env.get("CODEX_SQLITE_HOME") or self.home(env)
         best: tuple[int, str] | None = None
         for entry in scan(folder):
-            m = _STATE_DB.match(entry.name)
-            if m and (best is None or int(m.group(1)) > best[0]):
-                best = (int(m.group(1)), entry.path)
+            n = entry.name.removeprefix("state_").removesuffix(".sqlite")
+            if n.isdigit() and entry.name == f"state_{n}.sqlite" and (best is None or int(n) > best[0]):
+                best = (int(n), entry.path)
         return best[1] if best else None
 
     def sources(self, env: Env) -> Iterator[Source]:
