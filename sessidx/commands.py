@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 Out = Callable[[str], None]
 
 
-def _index(env: Env, refresh: bool = True, verbose: bool = False) -> Index:
+def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
     index = load(env, APPS.values(), refresh)
-    if index.demo:
+    if index.demo and announce:
         print("sessidx: no agent sessions found here; showing the demo home (fixtures/home)", file=sys.stderr)
     if verbose:
         for problem in index.problems:
@@ -76,7 +76,7 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
 def _plan_for(env: Env, ident: str, allow_permissive: bool) -> tuple[Session, Plan]:
     from sessidx.resume import make_plan
 
-    session = resolve(_index(env, refresh=False).sessions, ident)
+    session = resolve(_index(env, refresh=False, announce=False).sessions, ident)
     return session, make_plan(session, env, allow_permissive)
 
 

@@ -50,6 +50,7 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--ansi",
         "--delimiter=\t",
         "--with-nth=2..",
+        "--gutter= ",
         "--no-sort",
         "--tiebreak=index",
         "--layout=reverse",
@@ -62,7 +63,7 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--expect=alt-enter",
         f"--preview={me} preview --shell {shell} {{1}}",
         # Rounded corners do not draw right on every terminal.
-        "--preview-window=down,45%,sharp,wrap",
+        "--preview-window=down,55%,sharp,wrap",
         f"--bind=ctrl-y:execute-silent({me} copy --shell {shell} {{1}})",
         f"--bind=start:reload-sync({me} lines)",
     ]

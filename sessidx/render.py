@@ -93,7 +93,8 @@ _DIM, _CYAN, _YELLOW, _RESET = "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
 
 
 def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
-    """Tab-separated lines for fzf: hidden key, then app, age, id, folder, branch, title."""
+    """Lines for fzf: the hidden key, a tab, then app, age, id, folder, branch, title aligned
+    with spaces (fzf would draw tabs between shown fields as tab stops)."""
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
     folders = [shorten_left(clean(tilde(s.cwd)), 36) for s in sessions]
@@ -104,17 +105,15 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
     iw = id_width(sessions)
     now = time.time()
     for s, folder, branch in zip(sessions, folders, branches, strict=True):
-        lines.append(
-            "\t".join([
-                s.key,
-                f"{_CYAN}{s.app:<8}{_RESET}",
-                f"{age(s.mtime, now):>4}",
-                f"{_DIM}{clean(s.id[:iw]):<{iw}}{_RESET}",
-                f"{folder:<{fw}}",
-                f"{_YELLOW}{branch:<{bw}}{_RESET}",
-                clean(s.title, 200),
-            ])
-        )
+        shown = "  ".join([
+            f"{_CYAN}{s.app:<8}{_RESET}",
+            f"{age(s.mtime, now):>4}",
+            f"{_DIM}{clean(s.id[:iw]):<{iw}}{_RESET}",
+            f"{folder:<{fw}}",
+            f"{_YELLOW}{branch:<{bw}}{_RESET}",
+            clean(s.title, 200),
+        ])
+        lines.append(f"{s.key}\t{shown}")
     return lines
 
 
