@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -152,7 +153,8 @@ class Shell:
         self.tmux.send("C-o")
         self.tmux.until(lambda s: "session>" in s, "the picker")
         self.tmux.type(query)
-        self.tmux.until(lambda s: "1/" in s, f"one match for {query!r}")
+        # fzf's info line ("  1/6 ───"), not the preview's scroll position ("1/11")
+        self.tmux.until(lambda s: re.search(r"(?m)^\s*1/\d+ ", s) is not None, f"one match for {query!r}")
         self.tmux.send(key)
 
 
