@@ -37,6 +37,14 @@ class Env(Fields):
         return os.path.join(self.home, *default)
 
 
+    def data_home(self) -> str:
+        """XDG data folder: `SESSIDX_HOME/.local/share` when set (it points every app at one
+        home), else `$XDG_DATA_HOME`, else `~/.local/share`."""
+        if self.get("SESSIDX_HOME") or not self.get("XDG_DATA_HOME"):
+            return os.path.join(self.home, ".local", "share")
+        return os.path.expanduser(self.vars["XDG_DATA_HOME"])
+
+
 def current_env(environ: dict[str, str] | None = None) -> Env:
     environ = dict(os.environ if environ is None else environ)
     home = environ.get("SESSIDX_HOME") or environ.get("HOME") or os.path.expanduser("~")

@@ -14,6 +14,7 @@ import time
 import zlib
 from collections.abc import Iterable
 
+from sessidx import __version__
 from sessidx.config import Env, cache_dir, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
 
     from sessidx.apps.base import App
 
-CACHE_VERSION = 4  # entries: key -> [app, stamp, rows]
+# Entries: key -> [app, stamp, rows]. The package version is part of it: a new release may
+# read the same files differently, so its cache starts afresh.
+CACHE_VERSION = f"5/{__version__}"
 
 
 class Index:

@@ -27,7 +27,7 @@ SMALL_JSON_CAP = 4 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 # Compiled on first use (re caches it): `list` from the cache never needs it.
-_TYPE_MARK = rb'"type": ?"([A-Za-z0-9_-]+)"'
+_TYPE_MARK = rb'"type": ?"([A-Za-z0-9_.-]+)"'
 
 Record = dict[str, "Any"]
 
@@ -173,7 +173,7 @@ class Transcript:
 
         A marker may also stand inside a nested object; the parsed record's own `type` decides.
         """
-        wanted = set(types)
+        wanted = set(types)  # none: any record
         wanted_marks = {t.encode() for t in types}
         buf = self._buf
         end = len(buf)  # lines at or after `end` were handled already
@@ -185,14 +185,14 @@ class Transcript:
                 continue
             pos, name = self._marks[i]
             i += 1
-            if pos >= end or name not in wanted_marks:
+            if pos >= end or (wanted_marks and name not in wanted_marks):
                 continue
             line_start = self._line_start(pos)
             if line_start is None:
                 break  # the cut first piece of the tail: nothing older is in it
             line_end = buf.find(b"\n", pos)
             record = parse_record(buf[line_start: line_end if line_end >= 0 else len(buf)])
-            if record is not None and record.get("type") in wanted:
+            if record is not None and (record.get("type") in wanted or not wanted):
                 yield record
             end = line_start
         if self.whole:
@@ -200,9 +200,9 @@ class Transcript:
         markers = [m for t in wanted_marks for m in (b'"type":"' + t + b'"', b'"type": "' + t + b'"')]
         self._head_line(len(self._head_raw) + HEAD_LINES)  # the rest of the head, still bounded
         for k in reversed(range(len(self._head_raw))):
-            if any(m in self._head_raw[k] for m in markers):
+            if not markers or any(m in self._head_raw[k] for m in markers):
                 record = self._head_record(k)
-                if record is not None and record.get("type") in wanted:
+                if record is not None and (record.get("type") in wanted or not wanted):
                     yield record
 
     def all(self) -> list[Record]:
@@ -330,6 +330,21 @@ def files(folder: str | os.PathLike[str], suffix: str) -> list[os.DirEntry[str]]
             continue
         out.append(entry)
     return out
+
+
+def iso_ms(value: Any) -> int | None:
+    """Milliseconds since the epoch of an ISO 8601 time (`2026-11-29T22:34:28.609Z`), or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    from datetime import datetime, timezone
+
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp() * 1000)
 
 
 def text(value: Any) -> str | None:

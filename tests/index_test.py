@@ -65,8 +65,10 @@ def test_wal_change_rereads_the_database(home, reads):
 
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"{not json", b'{"version": 1, "sources": {}}', b"[]", b'{"version": 4, "sources": []}',
-     b'{"version": 4, "sources": {"claude:/x": ["claude", [1], [[1, 2]]]}}',
+    [b"", b"{not json", b'{"version": 1, "sources": {}}', b"[]",
+     json.dumps({"version": CACHE_VERSION, "sources": []}).encode(),
+     json.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [[1, 2]]]}}).encode(),
+     json.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [["x"] * 14]]}}).encode(),
      b"\x00\xff" * 100],
 )
 def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):

@@ -1,4 +1,4 @@
-"""The agent homes are the user's data: proven read-only over the real data, credentials never opened."""
+"""The agent homes are the user's data: proven read-only over all eight apps' real data, credentials never opened."""
 
 from __future__ import annotations
 
@@ -55,9 +55,11 @@ sys.addaudithook(RECORDER)
 
 def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, tmp_path, monkeypatch):
     home = tmp_path / "all"
-    for name in ("claude-home", "codex-home"):
+    for name in ("claude-home", "codex-home", "gemini-home", "opencode-home", "copilot-home", "cline-home",
+                 "qwen-home", "droid-home"):
         shutil.copytree(realdata(name), home, dirs_exist_ok=True)
-    for folder in (home, home / ".claude", home / ".codex"):
+    for folder in (home, home / ".claude", home / ".codex", home / ".gemini", home / ".copilot", home / ".cline",
+                   home / ".qwen", home / ".factory", home / ".local/share/opencode"):
         for cred in CREDENTIALS:
             (folder / cred).write_text('{"secret": "do not open"}')
     monkeypatch.setenv("SESSIDX_HOME", str(home))
@@ -69,7 +71,7 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
         build(current_env(), APPS.values())  # warm run too
     finally:
         RECORDER.active = False
-    assert len(index.sessions) == 17 + 7
+    assert len(index.sessions) == 17 + 7 + 4 + 3 + 3 + 3 + 3 + 3  # every app's real sessions (codex: + archived)
     assert RECORDER.writes == []
     assert not [p for p in RECORDER.opened if Path(p).name in CREDENTIALS]
     assert RECORDER.opened  # the hook saw the reads, so it would have seen a write

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessidx.apps import claude, codex
+from sessidx.apps import claude, cline, codex, copilot, droid, gemini, opencode, qwen
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -11,6 +11,13 @@ if TYPE_CHECKING:
 APPS: dict[str, App] = {
     "claude": claude.APP,
     "codex": codex.APP,
+    "gemini": gemini.APP,
+    "opencode": opencode.APP,
+    "kilo": opencode.KILO,
+    "copilot": copilot.APP,
+    "cline": cline.APP,
+    "qwen": qwen.APP,
+    "droid": droid.APP,
 }
 
 APP_NAMES = list(APPS)

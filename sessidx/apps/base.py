@@ -89,6 +89,13 @@ class ArgvBuilder:
             return
         self.plan.argv += [flag, value]
 
+    def switch(self, flag: str) -> None:
+        """Add a bare flag if the CLI knows it."""
+        if self.cli.has(flag):
+            self.plan.argv.append(flag)
+        else:
+            self.plan.warnings.append(f"the installed {self.plan.argv[0]} has no {flag}: not passed")
+
     def hold_back(self, flag: str, value: str, reason: str) -> None:
         self.plan.held_back.append(HeldBack(f"{flag} {value}", reason))
 

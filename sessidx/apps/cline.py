@@ -1,0 +1,105 @@
+"""Cline CLI: `~/.cline/data/db/sessions.db`, table `sessions` (`CLINE_DIR` moves `~/.cline`).
+
+Read through a private copy with its WAL (see sqlite_snapshot). Title: `metadata_json.title`,
+else the prompt with its `<user_input mode="...">` wrapper removed. Branch:
+`metadata_json.git.branch` (a bare commit hash means a detached HEAD: no branch). The mode
+(`act`/`plan`) is read from the `<user_input mode="...">` of the first user message in
+`sessions/<id>/<id>.messages.json`, else `metadata_json.mode`. Sub-agents are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
+from sessidx.model import Session
+from sessidx.readers import iso_ms, open_regular, stamp, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+COLUMNS = ["session_id", "cwd", "workspace_root", "model", "prompt", "metadata_json", "messages_path",
+           "updated_at", "ended_at", "started_at", "is_subagent", "parent_session_id"]
+_MODE = rb'<user_input mode=\\?"([A-Za-z_-]+)\\?"'
+_WRAPPER = r'^\s*<user_input mode="[^"]*">(.*)</user_input>\s*$'
+_SHA = r"^[0-9a-f]{7,40}$"
+
+
+def _first_mode(path: str) -> str | None:
+    """The mode of the first user message, from the first 64 KiB of the messages file."""
+    f = open_regular(path)
+    if f is None:
+        return None
+    with f:
+        try:
+            head = f.read(64 * 1024)
+        except OSError:
+            return None
+    m = re.search(_MODE, head)
+    return m.group(1).decode("ascii") if m else None
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    try:
+        doc = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def load_sessions(db: str, data: str) -> list[Session]:
+    from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
+
+    try:
+        with snapshot(db) as conn:
+            rows = list(select_present(conn, "sessions", COLUMNS))
+    except StoreError as exc:
+        raise SourceError(str(exc)) from None
+    sessions = []
+    for row in rows:
+        sid = text(row["session_id"])
+        if sid is None or row["is_subagent"] in (1, "1", True) or row["parent_session_id"]:
+            continue
+        meta = _metadata(row["metadata_json"])
+        git = meta.get("git")
+        branch = text(git.get("branch")) if isinstance(git, dict) else None
+        if branch and re.match(_SHA, branch):
+            branch = None
+        prompt = text(row["prompt"])
+        if prompt and (m := re.match(_WRAPPER, prompt, re.S)):
+            prompt = m.group(1)
+        messages = os.path.join(data, "sessions", sid, f"{sid}.messages.json")  # recorded paths may be stale
+        updated = iso_ms(row["updated_at"]) or iso_ms(row["ended_at"]) or iso_ms(row["started_at"]) or 0
+        sessions.append(Session(
+            app="cline", id=sid, cwd=text(row["cwd"]) or text(row["workspace_root"]), branch=branch,
+            title=text(meta.get("title")) or prompt, mtime=updated, bytes=None, model=text(row["model"]),
+            effort=None, approval=_first_mode(messages) or text(meta.get("mode")), sandbox=None,
+            path=messages, origin=None,
+        ))
+    return sessions
+
+
+class Cline:
+    name = "cline"
+    program = "cline"
+    help_args: tuple[str, ...] = ("--help",)
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        data = os.path.join(env.path("CLINE_DIR", ".cline"), "data")
+        db = os.path.join(data, "db", "sessions.db")
+        st = stamp(db)
+        if st is not None:
+            yield Source(f"cline-db:{db}", st + stamp_or_none(db + "-wal"), lambda: load_sessions(db, data))
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+        return ArgvBuilder(cli, self.program, "--id", session.id).plan
+
+
+APP = Cline()

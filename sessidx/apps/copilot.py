@@ -1,0 +1,141 @@
+"""GitHub Copilot CLI: `~/.copilot/session-state/<id>/workspace.yaml` + `events.jsonl`, indexed
+by `~/.copilot/session-store.db` (`COPILOT_HOME` moves `~/.copilot`).
+
+workspace.yaml gives `id`, `cwd`, `branch` (`detached@<sha>` is no branch) and `name` (the
+title; else the database's `summary`, the first prompt). Last used: the database's
+`sessions.updated_at` (workspace.yaml is not bumped by a resume). Model: `data.model` of the
+newest `assistant.message` event. Mode: the newest of `session.mode_changed` (`newMode`) and
+`session.permissions_changed` with `allowAllPermissions` (`allow-all`, which is loose).
+Only session folders count, not the old flat files.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+
+from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.model import Session
+from sessidx.readers import iso_ms, open_transcript, read_small_text, stamp, subdirs, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+LOOSE_MODES = {"allow-all", "yolo", "autopilot"}
+
+
+def parse_yaml(doc: str) -> dict[str, str]:
+    """The flat `key: value` YAML Copilot writes (plain, '…' or "…" scalars)."""
+    found: dict[str, str] = {}
+    for line in doc.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep or line[:1] in (" ", "#", "-") or not key.strip():
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] == "'":
+            value = value[1:-1].replace("''", "'")
+        elif len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1].encode("utf-8", "surrogateescape").decode("unicode_escape", "replace")
+        found[key.strip()] = value
+    return found
+
+
+class _Store:
+    """The session-store.db rows, read once per run however many sessions changed."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self.rows: dict[str, dict[str, object]] | None = None
+
+    def row(self, sid: str) -> dict[str, object]:
+        if self.rows is None:
+            self.rows = {}
+            from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
+
+            try:
+                with snapshot(self.db) as conn:
+                    for r in select_present(conn, "sessions", ["id", "summary", "updated_at", "branch", "cwd"]):
+                        if isinstance(r["id"], str):
+                            self.rows[r["id"]] = r
+            except StoreError:
+                pass  # workspace.yaml alone still lists the session
+        return self.rows.get(sid, {})
+
+
+def parse_session(folder: str, store: _Store) -> Session | None:
+    yaml = parse_yaml(read_small_text(os.path.join(folder, "workspace.yaml")) or "")
+    sid = yaml.get("id") or os.path.basename(folder)
+    row = store.row(sid)
+    events = os.path.join(folder, "events.jsonl")
+    model = mode = None
+    size = None
+    t = open_transcript(events)
+    if t is not None:
+        with t:
+            for r in t.newest("assistant.message", "session.start", "session.resume"):
+                data = r.get("data")
+                if isinstance(data, dict) and (model := text(data.get("model")) or text(data.get("selectedModel"))):
+                    break
+            for r in t.newest("session.mode_changed", "session.permissions_changed"):
+                data = r.get("data")
+                data = data if isinstance(data, dict) else {}
+                if r.get("type") == "session.mode_changed" and (mode := text(data.get("newMode"))):
+                    break
+                if data.get("allowAllPermissions") is True:
+                    mode = "allow-all"
+                    break
+            size = t.size
+    branch = yaml.get("branch") or text(row.get("branch"))
+    updated = iso_ms(row.get("updated_at")) or iso_ms(yaml.get("updated_at"))
+    if updated is None:
+        st = stamp(events)
+        updated = st[1] // 1_000_000 if st else 0
+    return Session(
+        app="copilot", id=sid, cwd=yaml.get("cwd") or text(row.get("cwd")),
+        branch=None if not branch or branch.startswith("detached@") else branch,
+        title=yaml.get("name") or text(row.get("summary")), mtime=updated, bytes=size, model=model, effort=None,
+        approval=mode, sandbox=None, path=events, origin=None,
+    )
+
+
+def _load(folder: str, store: _Store) -> list[Session]:
+    return one(parse_session(folder, store))
+
+
+class Copilot:
+    name = "copilot"
+    program = "copilot"
+    help_args: tuple[str, ...] = ("--help",)
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        home = env.path("COPILOT_HOME", ".copilot")
+        db = os.path.join(home, "session-store.db")
+        store = _Store(db)
+        db_stamp = stamp_or_none(db) + stamp_or_none(db + "-wal")
+        for folder in subdirs(os.path.join(home, "session-state")):
+            workspace = os.path.join(folder.path, "workspace.yaml")
+            st = stamp(workspace)
+            if st is None:
+                continue  # lock folders and the like
+            events = stamp_or_none(os.path.join(folder.path, "events.jsonl"))
+            yield Source(f"copilot:{folder.path}", st + events + db_stamp, partial(_load, folder.path, store))
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, f"--resume={session.id}")
+        b.option("--model", session.model)
+        mode = session.approval
+        if mode in LOOSE_MODES:
+            if allow_permissive:
+                b.switch("--allow-all")
+            else:
+                b.hold_back("--allow-all", "", LOOSE_REASON)
+        elif mode == "plan":
+            b.option("--mode", "plan")
+        return b.plan
+
+
+APP = Copilot()

@@ -1,0 +1,87 @@
+"""Factory droid: `~/.factory/sessions/<cwd with / -> ->/<id>.jsonl` + `<id>.settings.json`
+(`FACTORY_HOME` moves `~/.factory`).
+
+The first line is `session_start` (`id`, `title`, `cwd`); `message` records carry `timestamp`
+(last used: the newest one). Settings hold `model`, `autonomyLevel` and `tags` (a `subagent`
+tag marks a sub-agent session). No branch is stored. High autonomy is loose and held back.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+
+from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.model import Session
+from sessidx.readers import files, iso_ms, open_transcript, read_small_json, stamp, subdirs, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+STRICT_AUTONOMY = {"off", "low"}
+
+
+def _is_subagent(settings: object) -> bool:
+    tags = settings.get("tags") if isinstance(settings, dict) else None
+    return isinstance(tags, list) and any(isinstance(t, dict) and t.get("name") == "subagent" for t in tags)
+
+
+def parse_session(path: str, settings_path: str) -> Session | None:
+    settings = read_small_json(settings_path)
+    if _is_subagent(settings):
+        return None
+    settings = settings if isinstance(settings, dict) else {}
+    t = open_transcript(path)
+    if t is None:
+        return None
+    with t:
+        start = next(t.head(), None)
+        if start is None or start.get("type") != "session_start" or not (sid := text(start.get("id"))):
+            return None
+        updated = next((ms for r in t.newest("message") if (ms := iso_ms(r.get("timestamp")))), None)
+        size = t.size
+    if updated is None:
+        try:
+            updated = int(os.stat(path).st_mtime * 1000)
+        except OSError:
+            return None
+    return Session(app="droid", id=sid, cwd=text(start.get("cwd")), branch=None, title=text(start.get("title")),
+                   mtime=updated, bytes=size, model=text(settings.get("model")), effort=None,
+                   approval=text(settings.get("autonomyLevel")), sandbox=None, path=path, origin=None)
+
+
+def _load(path: str, settings_path: str) -> list[Session]:
+    return one(parse_session(path, settings_path))
+
+
+class Droid:
+    name = "droid"
+    program = "droid"
+    help_args: tuple[str, ...] = ("--help",)
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        for project in subdirs(os.path.join(env.path("FACTORY_HOME", ".factory"), "sessions")):
+            for entry in files(project.path, ".jsonl"):
+                settings = entry.path[: -len(".jsonl")] + ".settings.json"
+                st = stamp(entry.path)
+                if st is not None:
+                    yield Source(f"droid:{entry.path}", st + stamp_or_none(settings),
+                                 partial(_load, entry.path, settings))
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        level = session.approval
+        if level and level not in STRICT_AUTONOMY:
+            if allow_permissive:
+                b.option("--auto", level)
+            else:
+                # The interactive droid starts at its own default level unless told otherwise.
+                b.hold_back("--auto", level, LOOSE_REASON)
+        return b.plan
+
+
+APP = Droid()

@@ -1,0 +1,158 @@
+"""Gemini CLI: `~/.gemini/tmp/<slug>/chats/session-*.jsonl` (`GEMINI_CLI_HOME` moves `~`).
+
+The folder is `tmp/<slug>/.project_root`, else `projects.json` (cwd -> slug), else, for the
+pre-0.29 layout where the slug is sha256 of the cwd, the cwd in `projects.json` whose hash is
+the file's `projectHash`. Records: a metadata line (`sessionId`, `startTime`, `lastUpdated`,
+`kind`), `{"$set": {...}}` updates (`summary`, `lastUpdated`), and messages (`type` user or
+gemini, `model` on replies). Older builds wrote one `session-*.json` document instead.
+Branch and approval mode are not stored. Only the interactive resume is ever run: a
+`gemini --resume ID -p ...` in a later minute than the session's file can make the next
+start delete the session (seen on 0.61.0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import partial
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.model import Session
+from sessidx.readers import (
+    Record,
+    files,
+    iso_ms,
+    open_transcript,
+    read_small_json,
+    read_small_text,
+    stamp,
+    subdirs,
+    text,
+)
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+INTERACTIVE_ONLY = "sessidx runs only the interactive resume, never -p (that can make Gemini delete the session)"
+
+
+def _user_text(record: Record) -> str | None:
+    content = record.get("content")
+    if isinstance(content, str):
+        return content
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and (t := text(part.get("text"))):
+            return t
+    return None
+
+
+def _prompt(record: Record) -> str | None:
+    if record.get("type") != "user":
+        return None
+    prompt = _user_text(record)
+    return prompt if prompt and not prompt.lstrip().startswith("<") else None
+
+
+def _session(path: str, cwd: str | None, meta: Record, title: str | None, model: str | None,
+             updated: int | None, size: int) -> Session | None:
+    sid = text(meta.get("sessionId"))
+    if sid is None or meta.get("kind") == "subagent":
+        return None
+    if updated is None:
+        try:
+            updated = int(os.stat(path).st_mtime * 1000)
+        except OSError:
+            return None
+    return Session(app="gemini", id=sid, cwd=cwd, branch=None, title=title, mtime=updated, bytes=size,
+                   model=model, effort=None, approval=None, sandbox=None, path=path, origin=None)
+
+
+def parse_jsonl(path: str, cwd: str | None) -> Session | None:
+    t = open_transcript(path)
+    if t is None:
+        return None
+    with t:
+        records = t.all()  # `$set` updates carry no type to search for: parse both ends
+        size = t.size
+    meta = next((r for r in records if "sessionId" in r and "$set" not in r), None)
+    if meta is None:
+        return None
+    updates = [r["$set"] for r in records if isinstance(r.get("$set"), dict)]
+    summary = next((v for u in reversed(updates) if (v := text(u.get("summary")))), None)
+    title = summary or next((p for r in records if (p := _prompt(r))), None)
+    model = next((m for r in reversed(records) if r.get("type") == "gemini" and (m := text(r.get("model")))), None)
+    times = [ms for r in [*records, *updates] if (ms := iso_ms(r.get("lastUpdated")))]
+    return _session(path, cwd, meta, title, model, max(times, default=None), size)
+
+
+def parse_json(path: str, cwd: str | None) -> Session | None:
+    """A pre-JSONL session document."""
+    doc = read_small_json(path)
+    if not isinstance(doc, dict):
+        return None
+    messages = [m for m in doc.get("messages") or [] if isinstance(m, dict)] if isinstance(
+        doc.get("messages"), list) else []
+    title = text(doc.get("summary")) or next((p for m in messages if (p := _prompt(m))), None)
+    model = next((mm for m in reversed(messages) if m.get("type") == "gemini" and (mm := text(m.get("model")))), None)
+    size = (stamp(path) or (0, 0))[0]
+    return _session(path, cwd, doc, title, model, iso_ms(doc.get("lastUpdated")), size)
+
+
+class Gemini:
+    name = "gemini"
+    program = "gemini"
+    help_args: tuple[str, ...] = ("--help",)
+
+    def home(self, env: Env) -> str:
+        return os.path.join(env.get("GEMINI_CLI_HOME") or env.home, ".gemini")
+
+    def _folders(self, home: str) -> dict[str, str]:
+        """slug -> cwd from projects.json, plus sha256(cwd) -> cwd for the old hashed slugs."""
+        doc = read_small_json(os.path.join(home, "projects.json"))
+        projects = doc.get("projects") if isinstance(doc, dict) else None
+        found: dict[str, str] = {}
+        for cwd, slug in (projects.items() if isinstance(projects, dict) else []):
+            if isinstance(cwd, str):
+                if isinstance(slug, str):
+                    found[slug] = cwd
+                found[hashlib.sha256(cwd.encode()).hexdigest()] = cwd
+        return found
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        home = self.home(env)
+        folders: dict[str, str] | None = None
+        index_stamp = stamp_or_none(os.path.join(home, "projects.json"))
+        for project in subdirs(os.path.join(home, "tmp")):
+            root_file = os.path.join(project.path, ".project_root")
+            cwd = (read_small_text(root_file) or "").strip() or None
+            if cwd is None:
+                if folders is None:
+                    folders = self._folders(home)
+                cwd = folders.get(project.name)
+            chats = os.path.join(project.path, "chats")
+            for suffix, parse in ((".jsonl", parse_jsonl), (".json", parse_json)):
+                for entry in files(chats, suffix):  # only files: sub-folders of chats/ are sub-agents'
+                    if not entry.name.startswith("session-"):
+                        continue
+                    st = stamp(entry.path)
+                    if st is not None:
+                        yield Source(f"gemini:{entry.path}", st + index_stamp + (cwd,),
+                                     partial(_load, parse, entry.path, cwd))
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        b.option("-m", session.model)
+        b.plan.warnings.append(INTERACTIVE_ONLY)
+        return b.plan
+
+
+def _load(parse: Any, path: str, cwd: str | None) -> list[Session]:
+    return one(parse(path, cwd))
+
+
+APP = Gemini()

@@ -1,0 +1,110 @@
+"""opencode and its fork Kilo: `~/.local/share/opencode/opencode.db` (`kilo/kilo.db`), table
+`session`; older builds kept `storage/session/<project>/<id>.json`. `XDG_DATA_HOME` moves
+`~/.local/share` (`SESSIDX_HOME` wins over it, as it points every app at one home).
+
+Read through a private copy with its WAL. Title: `title`. Model: the `model` JSON as
+`providerID/id` (the `-m` form). Mode: `agent` (`build`/`plan`) of the latest run. Child
+sessions (`parent_id`) are skipped; `time_archived` marks archived ones. No branch is stored.
+opencode records the folder from `$PWD`, which the shell's `cd` sets right.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import partial
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
+from sessidx.model import Session
+from sessidx.readers import files, read_small_json, stamp, subdirs, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+COLUMNS = ["id", "directory", "title", "model", "agent", "parent_id", "time_created", "time_updated",
+           "time_archived"]
+
+
+def model_name(value: Any) -> str | None:
+    """`{"id": "mock-large", "providerID": "mock"}` -> `mock/mock-large`."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return text(value)
+    if isinstance(value, dict) and (model := text(value.get("id") or value.get("modelID"))):
+        provider = text(value.get("providerID"))
+        return f"{provider}/{model}" if provider else model
+    return None
+
+
+def _ms(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+class OpenCode:
+    help_args: tuple[str, ...] = ("--help",)
+
+    def __init__(self, name: str, folder: str, database: str) -> None:
+        self.name = name
+        self.program = name
+        self.folder = folder
+        self.database = database
+
+    def _session(self, sid: str, row: dict[str, Any], path: str | None) -> Session:
+        return Session(
+            app=self.name, id=sid, cwd=text(row.get("directory")), branch=None, title=text(row.get("title")),
+            mtime=_ms(row.get("time_updated")) or _ms(row.get("time_created")) or 0, bytes=None,
+            model=model_name(row.get("model")), effort=None, approval=text(row.get("agent")), sandbox=None,
+            path=path, archived=row.get("time_archived") is not None, origin=None,
+        )
+
+    def load_database(self, db: str) -> list[Session]:
+        from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
+
+        try:
+            with snapshot(db) as conn:
+                rows = list(select_present(conn, "session", COLUMNS))
+        except StoreError as exc:
+            raise SourceError(str(exc)) from None
+        return [self._session(sid, row, db) for row in rows
+                if (sid := text(row["id"])) and not row["parent_id"]]
+
+    def load_json(self, path: str) -> list[Session]:
+        """One session of the older file storage (`time` and `parentID` nested the JSON way)."""
+        doc = read_small_json(path)
+        if not isinstance(doc, dict) or not (sid := text(doc.get("id"))) or doc.get("parentID"):
+            return []
+        times = doc.get("time")
+        times = times if isinstance(times, dict) else {}
+        row = {"directory": doc.get("directory"), "title": doc.get("title"), "model": doc.get("model"),
+               "agent": doc.get("agent"), "time_updated": times.get("updated"),
+               "time_created": times.get("created"), "time_archived": times.get("archived")}
+        return [self._session(sid, row, path)]
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        home = os.path.join(env.data_home(), self.folder)
+        db = os.path.join(home, self.database)
+        st = stamp(db)
+        if st is not None:
+            yield Source(f"{self.name}-db:{db}", st + stamp_or_none(db + "-wal"), lambda: self.load_database(db))
+            return
+        for project in subdirs(os.path.join(home, "storage", "session")):
+            for entry in files(project.path, ".json"):
+                path = entry.path
+                if (st := stamp(path)) is not None:
+                    yield Source(f"{self.name}:{path}", st, partial(self.load_json, path))
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "--session", session.id)
+        b.option("-m", session.model)
+        return b.plan
+
+
+APP = OpenCode("opencode", "opencode", "opencode.db")
+KILO = OpenCode("kilo", "kilo", "kilo.db")
