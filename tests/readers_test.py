@@ -40,7 +40,6 @@ def read_head_tail(path: Path, **kw: int) -> Transcript | None:
 
 @given(records=RECORDS, tail=st.integers(16, 4096), seps=SEPARATORS)
 @example(records=[{"type": "user", "n": 0, "text": ""}] * 2, tail=33, seps=(",", ":"))  # window starts on a newline
-
 def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records, tail, seps):
     tmp = tmp_path_factory.mktemp("cut")
     data = b"".join(json.dumps(r, separators=seps).encode() + b"\n" for r in records)
@@ -58,7 +57,6 @@ def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records
 
 
 @given(records=RECORDS, tail=st.integers(16, 4096), seps=SEPARATORS, wanted=st.sets(st.sampled_from(TYPES)))
-
 def test_newest_finds_every_wanted_record_newest_first(tmp_path_factory, records, tail, seps, wanted):
     """The backwards marker search yields what a full parse would: the tail reversed, then the head.
     No types at all means records of any type."""
