@@ -315,3 +315,66 @@ def test_user_aliases_cannot_break_it(request, tmp_path, home, stub_bin):
             (stub_bin / "claude.argv").unlink()
         finally:
             sh.tmux.kill()
+
+
+@pytest.mark.shell
+def test_ctrl_y_copies_the_command_and_stays_open(shell, home, tmp_path):
+    s = session_in(tmp_path / "copy me", home, prompt="Copy this one")
+    clip = shell.stubs / "wl-copy"
+    clip.write_text(f"#!/bin/sh\ncat > '{shell.stubs}/clipboard'\n")
+    clip.chmod(0o755)
+    shell.pick("Copy this one", key="C-y")
+    shell.tmux.until_file(shell.stubs / "clipboard", "the clipboard stub")
+    copied = (shell.stubs / "clipboard").read_text()
+    assert f"--resume {s.session_id}" in copied and copied.startswith(("\\builtin cd -- ", "builtin cd -- "))
+    assert "session>" in shell.tmux.screen()  # the picker is still open
+    shell.tmux.send("Escape")
+    assert recorded(shell.stubs, "claude") is None
+
+
+@pytest.mark.shell
+def test_sessions_changed_since_the_cache_appear(shell, home, tmp_path):
+    session_in(tmp_path / "old", home, prompt="Cached before")
+    assert run_cli("build", env={"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}).returncode == 0
+    session_in(tmp_path / "new", home, prompt="Written after the cache")
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda s: "Cached before" in s and "Written after the cache" in s, "both sessions")
+    shell.tmux.send("Escape")
+
+
+@pytest.mark.parametrize("shell_name", SHELLS)
+def test_custom_key_is_bound_in_every_keymap(shell_name, tmp_path):
+    require(shell_name)
+    snippet = ROOT / "shell" / f"sessidx.{shell_name}"
+    probe = {
+        "bash": f"SESSIDX_KEY='\\C-x\\C-a'; source {snippet}; "
+                "for m in emacs-standard vi-command vi-insert; do "
+                "bind -m $m -s | grep -qF '\"\\C-x\\C-a\": \"\\e[9970~' || exit 1; done; "
+                "! bind -m emacs-standard -s | grep -qF '\"\\C-o\"'",
+        "zsh": f"SESSIDX_KEY='^X^A'; source {snippet}; "
+               "for m in emacs viins vicmd; do [[ $(bindkey -M $m '^X^A') == *sessidx-widget ]] || exit 1; done; "
+               "[[ $(bindkey -M emacs '^O') != *sessidx-widget ]]",
+        "fish": f"set -g SESSIDX_KEY \\cx\\ca; source {snippet}; bind \\cx\\ca | grep -q sessidx-widget; "
+                "and bind -M insert \\cx\\ca | grep -q sessidx-widget",
+    }[shell_name]
+    done = subprocess.run([*LOAD[shell_name], probe], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("shell_name", SHELLS)
+def test_default_key_is_ctrl_o_in_every_keymap(shell_name, tmp_path):
+    require(shell_name)
+    snippet = ROOT / "shell" / f"sessidx.{shell_name}"
+    probe = {
+        "bash": f"source {snippet}; for m in emacs-standard vi-command vi-insert; do "
+                "bind -m $m -s | grep -qF '\"\\C-o\": \"\\e[9970~' || exit 1; done",
+        "zsh": f"source {snippet}; for m in emacs viins vicmd; do [[ $(bindkey -M $m '^O') == *sessidx-widget ]] || exit 1; done",
+        "fish": f"source {snippet}; bind \\co | grep -q sessidx-widget; and bind -M insert \\co | grep -q sessidx-widget",
+    }[shell_name]
+    done = subprocess.run([*LOAD[shell_name], probe], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr

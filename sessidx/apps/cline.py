@@ -1,4 +1,5 @@
-"""Cline CLI: `~/.cline/data/db/sessions.db`, table `sessions` (`CLINE_DIR` moves `~/.cline`).
+"""Cline CLI: `~/.cline/data/db/sessions.db`, table `sessions` (`CLINE_DIR` moves `~/.cline`,
+`CLINE_DATA_DIR` moves `~/.cline/data`).
 
 Read through a private copy with its WAL (see sqlite_snapshot). Title: `metadata_json.title`,
 else the prompt with its `<user_input mode="...">` wrapper removed. Branch:
@@ -92,7 +93,7 @@ class Cline:
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:
-        data = os.path.join(env.path("CLINE_DIR", ".cline"), "data")
+        data = env.get("CLINE_DATA_DIR") or os.path.join(env.path("CLINE_DIR", ".cline"), "data")
         db = os.path.join(data, "db", "sessions.db")
         st = stamp(db)
         if st is not None:

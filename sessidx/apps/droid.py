@@ -1,5 +1,5 @@
 """Factory droid: `~/.factory/sessions/<cwd with / -> ->/<id>.jsonl` + `<id>.settings.json`
-(`FACTORY_HOME` moves `~/.factory`).
+(droid has no documented override of `~/.factory`; `SESSIDX_HOME` still moves `~`).
 
 The first line is `session_start` (`id`, `title`, `cwd`); `message` records carry `timestamp`
 (last used: the newest one). Settings hold `model`, `autonomyLevel` and `tags` (a `subagent`
@@ -64,7 +64,7 @@ class Droid:
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:
-        for project in subdirs(os.path.join(env.path("FACTORY_HOME", ".factory"), "sessions")):
+        for project in subdirs(os.path.join(env.path(None, ".factory"), "sessions")):
             for entry in files(project.path, ".jsonl"):
                 settings = entry.path[: -len(".jsonl")] + ".settings.json"
                 st = stamp(entry.path)
