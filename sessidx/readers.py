@@ -251,17 +251,22 @@ def read_first_record(path: str | os.PathLike[str], line_cap: int = LINE_CAP) ->
     return None
 
 
-def read_small_json(path: str | os.PathLike[str], cap: int = SMALL_JSON_CAP) -> Any:
-    """A small JSON document (settings, manifests); None if missing, too big or broken."""
+def read_prefix(path: str | os.PathLike[str], size: int) -> bytes | None:
+    """At most the first `size` bytes of a regular file; None if it cannot be read."""
     f = open_regular(path)
     if f is None:
         return None
     with f:
         try:
-            data = f.read(cap + 1)
+            return f.read(size)
         except OSError:
             return None
-    if len(data) > cap:
+
+
+def read_small_json(path: str | os.PathLike[str], cap: int = SMALL_JSON_CAP) -> Any:
+    """A small JSON document (settings, manifests); None if missing, too big or broken."""
+    data = read_prefix(path, cap + 1)
+    if data is None or len(data) > cap:
         return None
     if data.startswith(_BOM):
         data = data[3:]
@@ -272,17 +277,16 @@ def read_small_json(path: str | os.PathLike[str], cap: int = SMALL_JSON_CAP) -> 
 
 
 def read_small_text(path: str | os.PathLike[str], cap: int = 64 * 1024) -> str | None:
-    f = open_regular(path)
-    if f is None:
+    data = read_prefix(path, cap + 1)
+    return None if data is None or len(data) > cap else data.decode("utf-8", "replace")
+
+
+def mtime_ms(path: str | os.PathLike[str]) -> int | None:
+    """A file's mtime in ms since the epoch (an agent's "last used" when it records none)."""
+    try:
+        return os.stat(path).st_mtime_ns // 1_000_000
+    except (OSError, ValueError):
         return None
-    with f:
-        try:
-            data = f.read(cap + 1)
-        except OSError:
-            return None
-    if len(data) > cap:
-        return None
-    return data.decode("utf-8", "replace")
 
 
 def stamp(path: str | os.PathLike[str]) -> tuple[int, int] | None:

@@ -34,6 +34,14 @@ def write(tmp_path: Path, data: bytes) -> Path:
     return path
 
 
+def transcript_of(tmp: Path, records: list[dict], seps: tuple[str, str], tail: int) -> Transcript:
+    """The records written one per line, opened with a 3-line head and a `tail`-byte tail."""
+    data = b"".join(json.dumps(r, separators=seps).encode() + b"\n" for r in records)
+    t = open_transcript(write(tmp, data), head_lines=3, tail_bytes=tail)
+    assert t is not None
+    return t
+
+
 def read_head_tail(path: Path, **kw: int) -> Transcript | None:
     return open_transcript(path, **kw)
 
@@ -41,10 +49,7 @@ def read_head_tail(path: Path, **kw: int) -> Transcript | None:
 @given(records=RECORDS, tail=st.integers(16, 4096), seps=SEPARATORS)
 @example(records=[{"type": "user", "n": 0, "text": ""}] * 2, tail=33, seps=(",", ":"))  # window starts on a newline
 def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records, tail, seps):
-    tmp = tmp_path_factory.mktemp("cut")
-    data = b"".join(json.dumps(r, separators=seps).encode() + b"\n" for r in records)
-    t = open_transcript(write(tmp, data), head_lines=3, tail_bytes=tail)
-    assert t is not None
+    t = transcript_of(tmp_path_factory.mktemp("cut"), records, seps, tail)
     with t:
         got = t.all()
         if t.whole:
@@ -60,10 +65,7 @@ def test_tail_at_any_cut_is_a_suffix_of_the_full_parse(tmp_path_factory, records
 def test_newest_finds_every_wanted_record_newest_first(tmp_path_factory, records, tail, seps, wanted):
     """The backwards marker search yields what a full parse would: the tail reversed, then the head.
     No types at all means records of any type."""
-    tmp = tmp_path_factory.mktemp("newest")
-    data = b"".join(json.dumps(r, separators=seps).encode() + b"\n" for r in records)
-    t = open_transcript(write(tmp, data), head_lines=3, tail_bytes=tail)
-    assert t is not None
+    t = transcript_of(tmp_path_factory.mktemp("newest"), records, seps, tail)
     with t:
         everything = t.all()
         got = list(t.newest(*wanted))

@@ -28,6 +28,13 @@ HOSTILE_DIR = "-it's $(touch pwned) `touch pwned2`; & * \\ \tx\nend"
 # Tier 1: load and lint -------------------------------------------------------------------------
 
 
+def run_in_shell(shell: str, script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`script` in an interactive shell that reads no user configuration."""
+    return subprocess.run([*LOAD[shell], script], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
+                          stdin=subprocess.DEVNULL)
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 def test_init_prints_the_file_byte_for_byte(shell):
     done = run_cli("init", shell, check=True)
@@ -45,9 +52,7 @@ def test_snippet_loads_silently_twice(shell, tmp_path):
     require(shell)
     snippet = ROOT / "shell" / f"sessidx.{shell}"
     source = f"source {snippet}; source {snippet}"
-    done = subprocess.run([*LOAD[shell], source], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
-                          stdin=subprocess.DEVNULL)
+    done = run_in_shell(shell, source, tmp_path)
     assert done.returncode == 0 and done.stdout == ""
     # bash -i without a terminal warns about job control; nothing of ours may be printed
     assert "sessidx" not in done.stderr
@@ -87,9 +92,7 @@ def test_empty_key_binds_nothing_but_defines_the_widget(shell, tmp_path):
         "zsh": f"SESSIDX_KEY=; source {snippet}; whence -w sessidx-widget >/dev/null && ! bindkey | grep -q sessidx",
         "fish": f"set -g SESSIDX_KEY; source {snippet}; functions -q sessidx-widget; and not bind | grep -q sessidx",
     }[shell]
-    done = subprocess.run([*LOAD[shell], probe], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
-                          stdin=subprocess.DEVNULL)
+    done = run_in_shell(shell, probe, tmp_path)
     assert done.returncode == 0, done.stderr
 
 
@@ -358,9 +361,7 @@ def test_custom_key_is_bound_in_every_keymap(shell_name, tmp_path):
         "fish": f"set -g SESSIDX_KEY \\cx\\ca; source {snippet}; bind \\cx\\ca | grep -q sessidx-widget; "
                 "and bind -M insert \\cx\\ca | grep -q sessidx-widget",
     }[shell_name]
-    done = subprocess.run([*LOAD[shell_name], probe], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
-                          stdin=subprocess.DEVNULL)
+    done = run_in_shell(shell_name, probe, tmp_path)
     assert done.returncode == 0, done.stderr
 
 
@@ -374,7 +375,5 @@ def test_default_key_is_ctrl_o_in_every_keymap(shell_name, tmp_path):
         "zsh": f"source {snippet}; for m in emacs viins vicmd; do [[ $(bindkey -M $m '^O') == *sessidx-widget ]] || exit 1; done",
         "fish": f"source {snippet}; bind \\co | grep -q sessidx-widget; and bind -M insert \\co | grep -q sessidx-widget",
     }[shell_name]
-    done = subprocess.run([*LOAD[shell_name], probe], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
-                          stdin=subprocess.DEVNULL)
+    done = run_in_shell(shell_name, probe, tmp_path)
     assert done.returncode == 0, done.stderr

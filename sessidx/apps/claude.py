@@ -14,7 +14,7 @@ from functools import partial
 
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import Record, Transcript, open_transcript, read_small_json, scan, stamp, subdirs, text
+from sessidx.readers import Record, Transcript, mtime_ms, open_transcript, read_small_json, scan, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -121,9 +121,8 @@ def _parse(t: Transcript, path: str, folder: str, sidecar: str) -> Session | Non
         or _newest_text(t, "summary", "summary")
         or first_prompt
     )
-    try:
-        mtime = int(os.stat(path).st_mtime * 1000)
-    except OSError:
+    mtime = mtime_ms(path)
+    if mtime is None:
         return None
     return Session(
         app="claude",

@@ -16,7 +16,7 @@ import re
 
 from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import iso_ms, open_regular, stamp, text
+from sessidx.readers import iso_ms, read_prefix, stamp, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -35,15 +35,7 @@ _SHA = r"^[0-9a-f]{7,40}$"
 
 def _first_mode(path: str) -> str | None:
     """The mode of the first user message, from the first 64 KiB of the messages file."""
-    f = open_regular(path)
-    if f is None:
-        return None
-    with f:
-        try:
-            head = f.read(64 * 1024)
-        except OSError:
-            return None
-    m = re.search(_MODE, head)
+    m = re.search(_MODE, read_prefix(path, 64 * 1024) or b"")
     return m.group(1).decode("ascii") if m else None
 
 

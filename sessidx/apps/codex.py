@@ -23,7 +23,7 @@ from sessidx.apps.base import (
     stamp_or_none,
 )
 from sessidx.model import Session
-from sessidx.readers import Record, files, open_transcript, scan, stamp, subdirs, text
+from sessidx.readers import Record, files, mtime_ms, open_transcript, scan, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -210,9 +210,8 @@ def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session |
         title = names.get(tid) or next((p for r in head if (p := _user_prompt(r))), None)
         size = t.size
     git = meta.get("git")
-    try:
-        mtime = int(os.stat(path).st_mtime * 1000)
-    except OSError:
+    mtime = mtime_ms(path)
+    if mtime is None:
         return None
     return Session(
         app="codex",

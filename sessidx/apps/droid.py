@@ -13,7 +13,7 @@ from functools import partial
 
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import files, iso_ms, open_transcript, read_small_json, stamp, subdirs, text
+from sessidx.readers import files, iso_ms, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -44,11 +44,9 @@ def parse_session(path: str, settings_path: str) -> Session | None:
             return None
         updated = next((ms for r in t.newest("message") if (ms := iso_ms(r.get("timestamp")))), None)
         size = t.size
+    updated = updated or mtime_ms(path)
     if updated is None:
-        try:
-            updated = int(os.stat(path).st_mtime * 1000)
-        except OSError:
-            return None
+        return None
     return Session(app="droid", id=sid, cwd=text(start.get("cwd")), branch=None, title=text(start.get("title")),
                    mtime=updated, bytes=size, model=text(settings.get("model")), effort=None,
                    approval=text(settings.get("autonomyLevel")), sandbox=None, path=path, origin=None)

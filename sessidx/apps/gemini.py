@@ -22,6 +22,7 @@ from sessidx.readers import (
     Record,
     files,
     iso_ms,
+    mtime_ms,
     open_transcript,
     read_small_json,
     read_small_text,
@@ -63,11 +64,9 @@ def _session(path: str, cwd: str | None, meta: Record, title: str | None, model:
     sid = text(meta.get("sessionId"))
     if sid is None or meta.get("kind") == "subagent":
         return None
+    updated = updated or mtime_ms(path)
     if updated is None:
-        try:
-            updated = int(os.stat(path).st_mtime * 1000)
-        except OSError:
-            return None
+        return None
     return Session(app="gemini", id=sid, cwd=cwd, branch=None, title=title, mtime=updated, bytes=size,
                    model=model, effort=None, approval=None, sandbox=None, path=path, origin=None)
 

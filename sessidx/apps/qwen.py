@@ -13,7 +13,7 @@ from functools import partial
 
 from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one
 from sessidx.model import Session
-from sessidx.readers import Record, files, iso_ms, open_transcript, stamp, subdirs, text
+from sessidx.readers import Record, files, iso_ms, mtime_ms, open_transcript, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -53,11 +53,9 @@ def parse_chat(path: str) -> Session | None:
         size = t.size
     sid = text(first_user.get("sessionId")) or os.path.basename(path)[: -len(".jsonl")]
     updated = iso_ms(newest.get("timestamp"))
+    updated = updated or mtime_ms(path)
     if updated is None:
-        try:
-            updated = int(os.stat(path).st_mtime * 1000)
-        except OSError:
-            return None
+        return None
     return Session(app="qwen", id=sid, cwd=cwd, branch=None if branch in UNKNOWN_BRANCHES else branch,
                    title=title or _parts_text(first_user), mtime=updated, bytes=size, model=model, effort=None,
                    approval=None, sandbox=None, path=path, origin=None)

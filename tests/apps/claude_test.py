@@ -92,7 +92,7 @@ def test_real_2_1_home_is_indexed_exactly(realdata, monkeypatch):
         assert got == (cwd, branch, model, effort, approval, title, origin), sid
         assert s.app == "claude" and s.path and s.path.endswith(f"{sid}.jsonl")
         assert s.bytes == os.path.getsize(s.path)
-        assert s.mtime == int(os.stat(s.path).st_mtime * 1000)
+        assert s.mtime == os.stat(s.path).st_mtime_ns // 1_000_000
 
 
 def test_real_2_1_home_matches_the_facts_file(realdata, monkeypatch):
