@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -15,14 +14,9 @@ class _Formatter(argparse.HelpFormatter):
     to ask for the terminal size each time: 20 ms of a 60 ms `list`. Ask the terminal once."""
 
     def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=_width())
+        from sessidx.render import terminal_width
 
-
-def _width() -> int:
-    try:
-        return max(40, os.get_terminal_size(sys.stdout.fileno()).columns - 2)
-    except (OSError, ValueError):
-        return 100
+        super().__init__(prog, width=max(40, terminal_width(102) - 2))
 
 
 def _pick(s: argparse.ArgumentParser) -> None:

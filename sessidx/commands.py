@@ -50,17 +50,9 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
         for s in sessions:
             out(json.dumps(s.to_json(), ensure_ascii=False))
     else:
-        width = _terminal_width()
-        for line in render.table(sessions, width):
+        for line in render.table(sessions, render.terminal_width(160)):
             out(line)
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
-
-
-def _terminal_width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 160
 
 
 def build(env: Env, out: Out, verbose: bool = False) -> int:
@@ -73,17 +65,24 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
     return ExitCode.OK
 
 
-def _plan_for(env: Env, ident: str, allow_permissive: bool) -> tuple[Session, Plan]:
+def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool) -> tuple[Session, Plan]:
+    """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
+    otherwise the cache answers, and is refreshed only if it does not know the id yet."""
     from sessidx.resume import make_plan
 
-    session = resolve(_index(env, refresh=False, announce=False).sessions, ident)
+    try:
+        session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
+    except SessidxError:
+        if fresh:
+            raise
+        session = resolve(_index(env, announce=False).sessions, ident)
     return session, make_plan(session, env, allow_permissive)
 
 
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
-    session, plan = _plan_for(env, ident, allow_permissive=False)
+    session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     for line in render.preview(session, plan, detect_shell(shell, env.vars)):
         out(line)
     return ExitCode.OK
@@ -109,7 +108,7 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
            allow_permissive: bool = False, yes: bool = False) -> int:
     from sessidx.shells import detect_shell
 
-    _, plan = _plan_for(env, ident, allow_permissive)
+    _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
     if as_json:
         out(json.dumps(plan.to_json(), ensure_ascii=False))
         return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
@@ -123,7 +122,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     from sessidx.picker import fzf_binary, run_fzf
     from sessidx.shells import detect_shell
 
-    if not (os.path.exists("/dev/tty") and _has_tty()):
+    if not _has_tty():
         return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
     shell_name = detect_shell(shell, env.vars)
     sessions = [s for s in _index(env, refresh=False).sessions if not s.archived]
@@ -153,7 +152,7 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
-    _, plan = _plan_for(env, ident, allow_permissive=False)
+    _, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     to_clipboard(plan.shell_line(detect_shell(shell, env.vars)))
     return ExitCode.OK
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from sessidx.model import Session
@@ -27,6 +28,13 @@ def clean(value: str | None, width: int | None = None) -> str:
 
 
 _HOME = os.path.expanduser("~")
+
+
+def terminal_width(default: int) -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError):
+        return default
 
 
 def tilde(path: str | None, home: str = _HOME) -> str:

@@ -161,3 +161,12 @@ def test_prefixes(home, tmp_path):
     assert unknown.returncode == 1 and "no session matches" in unknown.stderr
     assert "Traceback" not in ambiguous.stderr + short.stderr + unknown.stderr
     assert run_cli("resume", f"claude:{b.session_id}", "--json").returncode == 0
+
+
+def test_resume_sees_a_session_newer_than_the_cache(home, tmp_path):
+    ClaudeSession(cwd=str(tmp_path), prompt="old").write(home)
+    assert run_cli("build").returncode == 0
+    new = ClaudeSession(cwd=str(tmp_path), prompt="started after the last build")
+    new.write(home)
+    assert json.loads(run_cli("resume", new.session_id[:8], "--json").stdout)["id"] == new.session_id
+    assert new.session_id in run_cli("preview", new.session_id[:8]).stdout
