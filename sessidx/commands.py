@@ -6,7 +6,6 @@ imported inside the functions that plan, not here.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -17,7 +16,6 @@ from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 from sessidx.index import Index, load
 from sessidx.model import Session
-from sessidx.search import find, resolve
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -40,6 +38,10 @@ def _select(sessions: list[Session], query: str | None, app: str | None, archive
     if app is not None and app not in APPS:
         raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
     chosen = [s for s in sessions if (app is None or s.app == app) and (archived or not s.archived)]
+    if not query:
+        return chosen
+    from sessidx.search import find
+
     return find(chosen, query)
 
 
@@ -47,6 +49,8 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
                   as_json: bool = False, archived: bool = False, verbose: bool = False) -> int:
     sessions = _select(_index(env, verbose=verbose).sessions, query, app, archived)
     if as_json:
+        import json
+
         for s in sessions:
             out(json.dumps(s.to_json(), ensure_ascii=False))
     else:
@@ -69,6 +73,7 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool) -> tupl
     """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
     otherwise the cache answers, and is refreshed only if it does not know the id yet."""
     from sessidx.resume import make_plan
+    from sessidx.search import resolve
 
     try:
         session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
@@ -110,6 +115,8 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 
     _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
     if as_json:
+        import json
+
         out(json.dumps(plan.to_json(), ensure_ascii=False))
         return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
     for held in plan.held_back:

@@ -9,7 +9,6 @@ tail is the last 512 KiB with its cut first piece dropped.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -53,12 +52,19 @@ def open_regular(path: str | os.PathLike[str]) -> BufferedReader | None:
         return None
 
 
+def _json() -> Any:
+    """The json module, imported on first use: a warm `list` parses no JSON at all."""
+    import json
+
+    return json
+
+
 def parse_record(line: bytes | bytearray) -> Record | None:
     """One JSON object from one line, or None for anything else (junk, arrays, bad UTF-8)."""
     if line.startswith(_BOM):
         line = line[3:]
     try:
-        value = json.loads(line)
+        value = _json().loads(line)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -271,7 +277,7 @@ def read_small_json(path: str | os.PathLike[str], cap: int = SMALL_JSON_CAP) -> 
     if data.startswith(_BOM):
         data = data[3:]
     try:
-        return json.loads(data)
+        return _json().loads(data)
     except (ValueError, RecursionError):
         return None
 

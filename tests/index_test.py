@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import threading
 from pathlib import Path
@@ -66,9 +66,12 @@ def test_wal_change_rereads_the_database(home, reads):
 @pytest.mark.parametrize(
     "damage",
     [b"", b"{not json", b'{"version": 1, "sources": {}}', b"[]",
-     json.dumps({"version": CACHE_VERSION, "sources": []}).encode(),
-     json.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [[1, 2]]]}}).encode(),
-     json.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [["x"] * 14]]}}).encode(),
+     marshal.dumps({"version": CACHE_VERSION, "sources": []}),
+     marshal.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [[1, 2]]]}}),
+     marshal.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [["x"] * 14]]}}),
+     marshal.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ("claude", 1, None)}}),
+     marshal.dumps({"version": CACHE_VERSION, "sources": {"claude:/x": ["claude", [1], [[None] * 14]]}}),
+     marshal.dumps({"version": CACHE_VERSION}) + b"trailing", marshal.dumps(123)[:-1],
      b"\x00\xff" * 100],
 )
 def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):
@@ -79,7 +82,7 @@ def test_corrupt_or_foreign_cache_is_rebuilt_silently(home, damage, capsys):
     cache.write_bytes(damage)
     index = build(env, ALL)
     assert [s.title for s in index.sessions] == ["still here"] and not index.problems
-    assert json.loads(cache.read_bytes())["version"] == CACHE_VERSION
+    assert marshal.loads(cache.read_bytes())["version"] == CACHE_VERSION
     assert capsys.readouterr() == ("", "")
 
 
@@ -110,7 +113,7 @@ def test_parallel_runs_never_corrupt_the_cache(home):
         t.join()
     assert not errors
     cache = Path(cache_path(env))
-    assert len(json.loads(cache.read_bytes())["sources"]) == 30
+    assert len(marshal.loads(cache.read_bytes())["sources"]) == 30
     assert not [p for p in cache.parent.iterdir() if p.suffix == ".tmp"]
 
 

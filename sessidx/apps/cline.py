@@ -10,7 +10,6 @@ else the prompt with its `<user_input mode="...">` wrapper removed. Branch:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -40,6 +39,8 @@ def _first_mode(path: str) -> str | None:
 
 
 def _metadata(value: Any) -> dict[str, Any]:
+    import json
+
     try:
         doc = json.loads(value) if isinstance(value, str) else None
     except ValueError:

@@ -8,7 +8,6 @@ database the dated rollout tree is walked instead: `sessions/YYYY/MM/DD/rollout-
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from functools import partial
@@ -49,6 +48,8 @@ def sandbox_name(policy: Any) -> str | None:
     if isinstance(policy, str):
         if policy in SANDBOXES:
             return policy
+        import json
+
         try:
             policy = json.loads(policy)
         except ValueError:

@@ -12,7 +12,6 @@ start delete the session (seen on 0.61.0).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import partial
 
@@ -112,6 +111,8 @@ class Gemini:
 
     def _folders(self, home: str) -> dict[str, str]:
         """slug -> cwd from projects.json, plus sha256(cwd) -> cwd for the old hashed slugs."""
+        import hashlib  # here, not at the top: it loads OpenSSL, a cost on every key press
+
         doc = read_small_json(os.path.join(home, "projects.json"))
         projects = doc.get("projects") if isinstance(doc, dict) else None
         found: dict[str, str] = {}

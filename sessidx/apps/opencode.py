@@ -10,7 +10,6 @@ opencode records the folder from `$PWD`, which the shell's `cd` sets right.
 
 from __future__ import annotations
 
-import json
 import os
 from functools import partial
 
@@ -33,6 +32,8 @@ COLUMNS = ["id", "directory", "title", "model", "agent", "parent_id", "time_crea
 def model_name(value: Any) -> str | None:
     """`{"id": "mock-large", "providerID": "mock"}` -> `mock/mock-large`."""
     if isinstance(value, str):
+        import json
+
         try:
             value = json.loads(value)
         except ValueError:
