@@ -11,7 +11,7 @@ import sys
 from homes import ClaudeSession
 
 HEAVY = {"json", "hashlib", "sqlite3", "subprocess", "dataclasses", "typing", "pathlib", "zlib", "tempfile",
-         "shutil", "datetime", "inspect", "importlib.util", "shlex", "termios"}
+         "shutil", "datetime", "inspect", "importlib.util", "shlex", "termios", "argparse"}
 
 PROBE = """
 import io, sys

@@ -1,0 +1,93 @@
+"""The argparse parser of the command line, built only for the command being run."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse builds a formatter for every add_argument, and the default one imports shutil
+    to ask for the terminal size each time: 20 ms of a 60 ms `list`. Ask the terminal once."""
+
+    def __init__(self, prog: str) -> None:
+        from sessidx.render import terminal_width
+
+        super().__init__(prog, width=max(40, terminal_width(102) - 2))
+
+
+def _pick(s: argparse.ArgumentParser) -> None:
+    s.add_argument("query", nargs="?")
+    s.add_argument("--shell", help="quote the command for bash, zsh or fish")
+
+
+def _list(s: argparse.ArgumentParser, optional_query: bool = True) -> None:
+    s.add_argument("query", nargs="?" if optional_query else None)
+    s.add_argument("--app", help="only this app (claude, codex, ...)")
+    s.add_argument("--json", action="store_true", help="one JSON object per session")
+    s.add_argument("--archived", action="store_true", help="include archived sessions")
+    s.add_argument("-v", "--verbose", action="store_true", help="report skipped sources")
+
+
+def _find(s: argparse.ArgumentParser) -> None:
+    _list(s, optional_query=False)
+
+
+def _id_and_shell(s: argparse.ArgumentParser) -> None:
+    s.add_argument("id")
+    s.add_argument("--shell", help="quote for bash, zsh or fish (default: detected)")
+
+
+def _resume(s: argparse.ArgumentParser) -> None:
+    _id_and_shell(s)
+    s.add_argument("--json", action="store_true", help="print the plan as JSON")
+    s.add_argument("--allow-permissive", action="store_true", help="carry a recorded loose approval mode")
+    s.add_argument("--yes", "-y", action="store_true", help="do not ask about a branch change")
+
+
+def _build(s: argparse.ArgumentParser) -> None:
+    s.add_argument("-v", "--verbose", action="store_true", help="report skipped sources")
+
+
+def _init(s: argparse.ArgumentParser) -> None:
+    s.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
+    s.add_argument("--key", help="key to bind instead of Ctrl-O (e.g. '^X^A'; fish: \\cx\\ca)")
+    s.add_argument("--no-bind", dest="bind", action="store_false", help="define sessidx-widget, bind nothing")
+
+
+def _nothing(s: argparse.ArgumentParser) -> None:
+    pass
+
+
+# name: (help, arguments); no help keeps a command out of the listing (internal ones).
+COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]] = {
+    "pick": ("the fzf picker (the default)", _pick),
+    "list": ("every session, newest first", _list),
+    "find": ("sessions matching QUERY", _find),
+    "preview": ("metadata and resume plan of one session", _id_and_shell),
+    "resume": ("plan a resume and print the command line", _resume),
+    "build": ("refresh the index and time each app", _build),
+    "init": ("print the shell snippet", _init),
+    "lines": (None, _nothing),  # the picker's reload feed
+    "copy": (None, _id_and_shell),  # Ctrl-Y in the picker
+}
+
+
+def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """Only the named command's parser is built when it is known: every argparse parser and
+    argument costs start-up time, and `list` runs on a key press."""
+    p = argparse.ArgumentParser(
+        prog="sessidx", description="Find and resume any coding-agent session.", formatter_class=_Formatter
+    )
+    # prog given: otherwise argparse builds a help formatter (and imports shutil) on every run
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", prog="sessidx", parser_class=_Subparser)
+    wanted = [argv[0]] if argv and argv[0] in COMMANDS else list(COMMANDS)
+    for name in wanted:
+        helptext, add_arguments = COMMANDS[name]
+        add_arguments(sub.add_parser(name, help=helptext) if helptext else sub.add_parser(name))
+    return p
+
+
+class _Subparser(argparse.ArgumentParser):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(formatter_class=_Formatter, **kwargs)  # type: ignore[arg-type]
