@@ -377,3 +377,15 @@ def test_default_key_is_ctrl_o_in_every_keymap(shell_name, tmp_path):
     }[shell_name]
     done = run_in_shell(shell_name, probe, tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("shell_name", SHELLS)
+def test_init_without_a_name_detects_the_calling_shell(shell_name, tmp_path):
+    """shellingham looks at the parent process: `sessidx init` run from zsh prints the zsh snippet."""
+    require(shell_name)
+    env = {k: v for k, v in os.environ.items() if k not in ("SESSIDX_SHELL", "SHELL")}
+    command = f"{sys.executable} -m sessidx init"
+    argv = {"bash": ["bash", "--norc", "-c", f"{command}; true"], "zsh": ["zsh", "-f", "-c", f"{command}; true"],
+            "fish": ["fish", "--no-config", "-c", f"{command}; true"]}[shell_name]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={**env, "HOME": str(tmp_path)})
+    assert done.stdout == (ROOT / "shell" / f"sessidx.{shell_name}").read_text(), done.stderr
