@@ -148,10 +148,11 @@ def preview(session: Session, plan: Plan, shell: str) -> list[str]:
         f"last used {_ago(session.mtime)} ({when})   size {size(session.bytes)}",
         "",
     ]
+    command = "  " + clean(plan.shell_line(shell)) if plan.cwd else "  (no folder recorded)"
     if plan.error:
-        lines.append(f"will not resume: {clean(plan.error)}")
+        lines += [f"will not resume: {clean(plan.error)}", "otherwise Enter would run:", command]
     else:
-        lines += ["Enter runs:", "  " + clean(plan.shell_line(shell))]
+        lines += ["Enter runs:", command]
     lines += [f"held back: {clean(h.flag)} ({h.reason})" for h in plan.held_back]
     lines += [f"warning: {clean(w)}" for w in plan.warnings]
     return lines
