@@ -389,3 +389,49 @@ def test_init_without_a_name_detects_the_calling_shell(shell_name, tmp_path):
             "fish": ["fish", "--no-config", "-c", f"{command}; true"]}[shell_name]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={**env, "HOME": str(tmp_path)})
     assert done.stdout == (ROOT / "shell" / f"sessidx.{shell_name}").read_text(), done.stderr
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("keys", [["no such session anywhere", "Enter"], ["C-c"]], ids=["no-match", "ctrl-c"])
+def test_no_match_and_ctrl_c_return_quietly(shell, home, tmp_path, keys):
+    session_in(tmp_path / "p", home, prompt="Never picked either")
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda s: "session>" in s, "the picker")
+    for key in keys:
+        if key in ("Enter", "C-c"):
+            shell.tmux.send(key)
+        else:
+            shell.tmux.type(key)
+            shell.tmux.until(lambda s: re.search(r"(?m)^\s*0/\d+ ", s) is not None, "no match")
+    shell.tmux.until(lambda s: "session>" not in s, "the picker to close")
+    assert "Traceback" not in shell.tmux.screen()
+    assert shell.pwd() == str(tmp_path) and recorded(shell.stubs, "claude") is None
+
+
+def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
+    """SESSIDX_FZF and SESSIDX_FZF_OPTS: the options fzf gets, and what its answer turns into."""
+    require("tmux")
+    folder = tmp_path / "wired"
+    s = session_in(folder, home, prompt="Wired session", mode="auto")
+    write_stub(stub_bin, "claude")
+    fzf = stub_bin / "fake-fzf"
+    # Records its argv, then answers as fzf does with --expect: the key line, then the picked line.
+    fzf.write_text(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{stub_bin}/fzf.args'\n"
+                   "cat > /dev/null\nprintf 'alt-enter\\nclaude:%s\\tshown\\n' \"$PICK\"\n")
+    fzf.chmod(0o755)
+    sh = Shell("bash", tmp_path, home, stub_bin,
+               f"export SESSIDX_FZF={fzf} SESSIDX_FZF_OPTS='--height=40% --no-mouse' PICK={s.session_id}")
+    try:
+        sh.tmux.prepare()
+        sh.tmux.send("C-o")
+        sh.tmux.until_file(stub_bin / "claude.argv", "the stub claude")
+    finally:
+        sh.tmux.kill()
+    args = (stub_bin / "fzf.args").read_text().splitlines()
+    assert args[-2:] == ["--height=40%", "--no-mouse"]  # the user's options come last and win
+    assert "--expect=alt-enter" in args and "--delimiter=\t" in args and "--with-nth=2.." in args
+    assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {1}") for a in args)
+    assert any(a.startswith("--bind=start:reload-sync(") for a in args)
+    argv, cwd = recorded(stub_bin, "claude")
+    assert argv[-2:] == ["--permission-mode", "auto"] and cwd == str(folder)  # alt-enter: carried
