@@ -204,3 +204,35 @@ def test_kilo_reads_its_own_database(realdata, tmp_path, monkeypatch):
     plan = json.loads(run_cli("resume", "kilo:ses_dd6965aeaffe2dtbgU4xU4zour", "--json",
                               env={"SESSIDX_HOME": str(home)}).stdout)
     assert plan["argv"][:3] == ["kilo", "--session", "ses_dd6965aeaffe2dtbgU4xU4zour"]
+
+
+def test_older_file_layouts(tmp_path, monkeypatch):
+    """opencode before its database (`storage/session/*/*.json`) and Gemini before JSONL
+    (`session-*.json`, and a pre-0.29 slug that is sha256 of the cwd)."""
+    import hashlib
+
+    home = tmp_path / "old"
+    storage = home / ".local/share/opencode/storage/session/proj1"
+    storage.mkdir(parents=True)
+    base = {"directory": "/w/old", "title": "Old storage", "time": {"created": 1700000000000, "updated": 1700000100000}}
+    (storage / "ses_a.json").write_text(json.dumps({"id": "ses_a", **base}))
+    (storage / "ses_child.json").write_text(json.dumps({"id": "ses_child", "parentID": "ses_a", **base}))
+    (storage / "ses_archived.json").write_text(json.dumps(
+        {"id": "ses_archived", **base, "time": {**base["time"], "archived": 1700000200000}}))
+    slug = hashlib.sha256(b"/w/gem").hexdigest()
+    chats = home / ".gemini/tmp" / slug / "chats"
+    chats.mkdir(parents=True)
+    (home / ".gemini/projects.json").write_text(json.dumps({"projects": {"/w/gem": "unused-new-slug"}}))
+    (chats / "session-2025-01-01T10-00-abcd1234.json").write_text(json.dumps({
+        "sessionId": "abcd1234-0000", "lastUpdated": "2025-01-01T10:05:00.000Z",
+        "messages": [{"type": "user", "content": [{"text": "Old gemini prompt"}]},
+                     {"type": "gemini", "model": "gemini-2.0-pro", "content": "ok"}]}))
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    got = {s.id: s for s in build(current_env(), APPS.values()).sessions}
+    assert set(got) == {"ses_a", "ses_archived", "abcd1234-0000"}
+    assert (got["ses_a"].cwd, got["ses_a"].title, got["ses_a"].mtime, got["ses_a"].archived) == (
+        "/w/old", "Old storage", 1700000100000, False)
+    assert got["ses_archived"].archived
+    gem = got["abcd1234-0000"]
+    assert (gem.cwd, gem.title, gem.model, gem.mtime) == ("/w/gem", "Old gemini prompt", "gemini-2.0-pro",
+                                                          1735725900000)
