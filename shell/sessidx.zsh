@@ -20,7 +20,8 @@ if [[ -o interactive ]]; then
       return 0
     fi
     if [[ ${SESSIDX_ACCEPT-1} == 0 ]]; then
-      LBUFFER=$line
+      BUFFER=$line
+      CURSOR=${#BUFFER}
       \builtin zle reset-prompt
       return 0
     fi
