@@ -1,3 +1,3 @@
-from sessidx.cli import main
+from sessidx.cli import run
 
-raise SystemExit(main())
+run()

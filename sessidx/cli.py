@@ -64,8 +64,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (Cancelled, KeyboardInterrupt):
         return ExitCode.CANCELLED
     except BrokenPipeError:
-        # `sessidx list | head`: the reader left; end quietly.
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return ExitCode.OK
+
+
+def _quiet_stdout() -> None:
+    """`sessidx list | head`: the reader left; what is still buffered goes nowhere, quietly."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def run() -> None:
+    """The console script: `main`, then exit without the interpreter's teardown.
+
+    A key press starts this process; freeing the thousands of objects a listing built, one by
+    one, only delays the prompt. Output is flushed first; nothing else needs the teardown
+    (no atexit handlers, no temp files left open). In-process callers use `main`.
+    """
+    import os
+
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    sys.stderr.flush()
+    os._exit(code)
