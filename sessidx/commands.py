@@ -51,12 +51,18 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
     if as_json:
         import json
 
-        for s in sessions:
-            out(json.dumps(s.to_json(), ensure_ascii=False))
+        lines = [json.dumps(s.to_json(), ensure_ascii=False) for s in sessions]
     else:
-        for line in render.table(sessions, render.terminal_width(160)):
-            out(line)
+        lines = render.table(sessions, render.terminal_width(160))
+    _emit(out, lines)
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
+
+
+def _emit(out: Out, lines: list[str]) -> None:
+    """All lines in one write: stdout may be unbuffered (PYTHONUNBUFFERED), and a write per
+    line of a long list is a system call each."""
+    if lines:
+        out("\n".join(lines))
 
 
 def build(env: Env, out: Out, verbose: bool = False) -> int:
@@ -88,8 +94,7 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
-    for line in render.preview(session, plan, detect_shell(shell, env.vars)):
-        out(line)
+    _emit(out, render.preview(session, plan, detect_shell(shell, env.vars)))
     return ExitCode.OK
 
 
@@ -150,8 +155,7 @@ def _has_tty() -> bool:
 def picker_feed(env: Env, out: Out) -> int:
     """The fresh list for fzf's reload: changed sources re-read."""
     sessions = [s for s in load(env, APPS.values()).sessions if not s.archived]
-    for line in render.picker_lines(sessions, here=os.environ.get("PWD")):
-        out(line)
+    _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD")))
     return ExitCode.OK
 
 
