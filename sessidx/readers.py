@@ -174,11 +174,14 @@ class Transcript:
                 yield record
             i += 1
 
-    def newest(self, *types: str) -> Iterator[Record]:
+    def newest(self, *types: str, having: str | None = None) -> Iterator[Record]:
         """Records whose `type` is one of `types`, newest first: the tail, then the head.
 
         A marker may also stand inside a nested object; the parsed record's own `type` decides.
+        `having`: only lines holding this key are parsed (a tool result is a 50 KB `user`
+        record without the `permissionMode` a caller may be after).
         """
+        key = b'"' + having.encode() + b'"' if having else b""
         wanted = set(types)  # none: any record
         wanted_marks = {t.encode() for t in types}
         buf = self._buf
@@ -197,7 +200,12 @@ class Transcript:
             if line_start is None:
                 break  # the cut first piece of the tail: nothing older is in it
             line_end = buf.find(b"\n", pos)
-            record = parse_record(buf[line_start: line_end if line_end >= 0 else len(buf)])
+            if line_end < 0:
+                line_end = len(buf)
+            if key and buf.find(key, line_start, line_end) < 0:
+                end = line_start
+                continue
+            record = parse_record(buf[line_start:line_end])
             if record is not None and (record.get("type") in wanted or not wanted):
                 yield record
             end = line_start
@@ -206,7 +214,8 @@ class Transcript:
         markers = [m for t in wanted_marks for m in (b'"type":"' + t + b'"', b'"type": "' + t + b'"')]
         self._head_line(len(self._head_raw) + HEAD_LINES)  # the rest of the head, still bounded
         for k in reversed(range(len(self._head_raw))):
-            if not markers or any(m in self._head_raw[k] for m in markers):
+            line = self._head_raw[k]
+            if (not markers or any(m in line for m in markers)) and key in line:
                 record = self._head_record(k)
                 if record is not None and (record.get("type") in wanted or not wanted):
                     yield record

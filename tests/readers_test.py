@@ -156,3 +156,17 @@ def test_head_and_tail_reads_interleave(tmp_path):
         assert [r["i"] for r in t.newest("assistant")][:2] == [399 - 399 % 7, 399 - 399 % 7 - 7]
         assert next(head)["i"] == 1  # the head goes on from its own place
         assert [r["i"] for r in t.head()] == list(range(80))
+
+
+FLAGGED = st.lists(st.fixed_dictionaries({"type": st.sampled_from(TYPES), "n": st.integers(0, 99)},
+                                         optional={"permissionMode": st.sampled_from(["plan", "auto"])}),
+                   min_size=1, max_size=30)
+
+
+@given(records=FLAGGED, tail=st.integers(16, 2048), seps=SEPARATORS, wanted=st.sets(st.sampled_from(TYPES)))
+def test_newest_having_a_key_is_the_filtered_newest(tmp_path_factory, records, tail, seps, wanted):
+    t = transcript_of(tmp_path_factory.mktemp("having"), records, seps, tail)
+    with t:
+        everything = list(t.newest(*wanted))
+        having = list(t.newest(*wanted, having="permissionMode"))
+    assert having == [r for r in everything if "permissionMode" in r]

@@ -94,7 +94,7 @@ def _parse(t: Transcript, path: str, folder: str, sidecar: str) -> Session | Non
     if newest_turn is None:
         return None  # 1.0.x summary-only files, empty files, junk: no conversation
 
-    branch = next((r["gitBranch"] for r in t.newest(*CONVERSATION)
+    branch = next((r["gitBranch"] for r in t.newest(*CONVERSATION, having="gitBranch")
                    if r.get("cwd") == cwd and isinstance(r.get("gitBranch"), str)), None)
     if branch in UNKNOWN_BRANCHES:
         branch = None
@@ -108,7 +108,8 @@ def _parse(t: Transcript, path: str, folder: str, sidecar: str) -> Session | Non
             break
         model = None
 
-    mode = next((m for r in t.newest("user", "permission-mode") if (m := text(r.get("permissionMode")))), None)
+    mode = next((m for r in t.newest("user", "permission-mode", having="permissionMode")
+                 if (m := text(r.get("permissionMode")))), None)
     if mode == "manual":
         mode = "default"
 
