@@ -45,8 +45,33 @@ def tilde(path: str | None, home: str = _HOME) -> str:
     return path
 
 
+# East Asian wide and emoji blocks: two terminal columns per character. (Not unicodedata:
+# it is a C extension to load on every key press, and these ranges cover folder names.)
+_WIDE = ((0x1100, 0x115F), (0x2E80, 0x303E), (0x3041, 0x33FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+         (0xA000, 0xA4CF), (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFF60),
+         (0xFFE0, 0xFFE6), (0x1F300, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F900, 0x1F9FF), (0x1FA70, 0x1FAFF),
+         (0x20000, 0x3FFFD))
+
+
+def columns(value: str) -> int:
+    """How many terminal columns `value` takes."""
+    if value.isascii():
+        return len(value)
+    return sum(2 if any(lo <= ord(ch) <= hi for lo, hi in _WIDE) else 1 for ch in value)
+
+
+def pad(value: str, width: int) -> str:
+    """`value` left-aligned in `width` terminal columns."""
+    return value + " " * max(0, width - columns(value))
+
+
 def shorten_left(value: str, width: int) -> str:
-    return value if len(value) <= width else "…" + value[len(value) - width + 1:]
+    """At most `width` columns, cut on the left: the end of a path is what tells folders apart."""
+    if columns(value) <= width:
+        return value
+    while columns(value) > width - 1:
+        value = value[1:]
+    return "…" + value
 
 
 def age(mtime_ms: int, now: float | None = None) -> str:
@@ -91,9 +116,9 @@ def table(sessions: list[Session], width: int = 160) -> list[str]:
     for s in sessions:
         folder = shorten_left(clean(tilde(s.cwd)), 40)
         branch = clean(s.branch, 20)
-        head = f"{s.app:<8} {age(s.mtime, now):>4}  {clean(s.id[:iw]):<{iw}}  {branch:<20}  {folder:<40}  "
+        head = f"{s.app:<8} {age(s.mtime, now):>4}  {clean(s.id[:iw]):<{iw}}  {pad(branch, 20)}  {pad(folder, 40)}  "
         flag = "[archived] " if s.archived else ""
-        lines.append(head + clean(flag + (s.title or ""), max(10, width - len(head))))
+        lines.append(head + clean(flag + (s.title or ""), max(10, width - columns(head))))
     return lines
 
 
@@ -106,9 +131,9 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
     folders = [shorten_left(clean(tilde(s.cwd)), 36) for s in sessions]
-    fw = max((len(f) for f in folders), default=0)
+    fw = max(map(columns, folders), default=0)
     branches = [clean(s.branch, 24) for s in sessions]
-    bw = max((len(b) for b in branches), default=0)
+    bw = max(map(columns, branches), default=0)
     lines = []
     iw = id_width(sessions)
     now = time.time()
@@ -117,8 +142,8 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
             f"{_CYAN}{s.app:<8}{_RESET}",
             f"{age(s.mtime, now):>4}",
             f"{_DIM}{clean(s.id[:iw]):<{iw}}{_RESET}",
-            f"{folder:<{fw}}",
-            f"{_YELLOW}{branch:<{bw}}{_RESET}",
+            pad(folder, fw),
+            f"{_YELLOW}{pad(branch, bw)}{_RESET}",
             clean(s.title, 200),
         ])
         lines.append(f"{s.key}\t{shown}")

@@ -1,0 +1,39 @@
+"""What people read: columns that line up with wide characters, and nothing raw from the data."""
+
+from __future__ import annotations
+
+import re
+
+from sessidx.model import Session
+from sessidx.render import clean, columns, pad, picker_lines, shorten_left, table
+
+
+def session(cwd: str, title: str = "t", sid: str = "abcdef12-0000") -> Session:
+    return Session("claude", sid, cwd, "main", title, 1_700_000_000_000, 1, None, None, None, None, None)
+
+
+def test_wide_characters_take_two_columns():
+    assert columns("plain") == 5
+    assert columns("café") == 4  # é is one column
+    assert columns("日本") == 4
+    assert columns("notes-🚀") == 8
+    assert columns(pad("日本", 6)) == 6 and pad("日本", 6) == "日本  "
+
+
+def test_shorten_left_counts_columns():
+    cut = shorten_left("/home/alex/code/café-ünïcode-日本", 12)
+    assert columns(cut) <= 12 and cut.startswith("…") and cut.endswith("日本")
+
+
+def test_rows_line_up_whatever_the_folder_name():
+    rows = table([session("/w/日本語のフォルダ", sid="a0000000-1"), session("/w/plain", sid="b0000000-1")], 160)
+    titles_at = {columns(row[: row.rindex(" t")]) for row in rows}
+    assert len(titles_at) == 1  # the title column starts at the same column on both rows
+    shown = [line.split("\t", 1)[1] for line in picker_lines([session("/w/🚀🚀", sid="c1"), session("/w/x", sid="d1")])]
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", s) for s in shown]
+    assert len({columns(p[: p.rindex("main")]) for p in plain}) == 1
+
+
+def test_clean_neutralises_control_characters():
+    assert clean("a\x1b[31mb\tc\nd\x07") == "a?[31mb c d?"
+    assert clean("x" * 50, 10) == "x" * 9 + "…"
