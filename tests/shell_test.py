@@ -435,3 +435,22 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     assert any(a.startswith("--bind=start:reload-sync(") for a in args)
     argv, cwd = recorded(stub_bin, "claude")
     assert argv[-2:] == ["--permission-mode", "auto"] and cwd == str(folder)  # alt-enter: carried
+
+
+@pytest.mark.shell
+def test_other_apps_resume_through_the_same_widget(shell, home, tmp_path):
+    """A Qwen Code session (issue 4): the picker and the snippets know no app by name."""
+    import json
+
+    folder = tmp_path / "qwen project"
+    folder.mkdir()
+    sid = "74ae506b-4b3c-49a5-9929-21313abcaab4"
+    base = {"sessionId": sid, "cwd": str(folder), "gitBranch": "HEAD", "timestamp": "2026-11-29T22:27:09.839Z"}
+    chat = home / ".qwen/projects/-qwen/chats" / f"{sid}.jsonl"
+    chat.parent.mkdir(parents=True)
+    chat.write_text(json.dumps({**base, "type": "user", "message": {"parts": [{"text": "Refresh tokens please"}]}})
+                    + "\n" + json.dumps({**base, "type": "assistant", "model": "qwen3-max"}) + "\n")
+    write_stub(shell.stubs, "qwen")
+    shell.pick("Refresh tokens")
+    shell.tmux.until_file(shell.stubs / "qwen.argv", "the stub qwen")
+    assert recorded(shell.stubs, "qwen") == (["--resume", sid, "-m", "qwen3-max"], str(folder))

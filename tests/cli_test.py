@@ -1,0 +1,78 @@
+"""The command-line contract of SPEC.md: find, list filters, build's line, exit codes, pipes."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from homes import ClaudeSession, CodexThread, write_codex_home
+
+from tests.conftest import ROOT, run_cli
+
+
+@pytest.fixture
+def two_apps(home, tmp_path):
+    claude = ClaudeSession(cwd="/w/Payments-Service", branch="fix/Retry-Logic", prompt="Why does CHECKOUT retry?",
+                           session_id="c1a0de00-0000-0000-0000-000000000001")
+    claude.write(home)
+    thread = CodexThread(cwd="/w/dashboard", title="Dark mode toggle", thread_id="0dex0000-0000-0000-0000-000000000002")
+    write_codex_home(home, [thread])
+    return claude, thread
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("checkout", {"c1a0de00"}), ("PAYMENTS", {"c1a0de00"}), ("retry-logic", {"c1a0de00"}), ("codex", {"0dex0000"}),
+     ("0dex", {"0dex0000"}), ("dark toggle", {"0dex0000"}), ("w/", {"c1a0de00", "0dex0000"})],
+)
+def test_find_matches_title_folder_branch_app_and_id(two_apps, query, expected):
+    done = run_cli("find", query, "--json")
+    assert done.returncode == 0
+    assert {json.loads(line)["id"][:8] for line in done.stdout.splitlines()} == expected
+
+
+def test_find_without_a_match_exits_1(two_apps):
+    done = run_cli("find", "nothing like this")
+    assert done.returncode == 1 and done.stdout == ""
+
+
+def test_list_app_filter_and_unknown_app(two_apps):
+    assert [json.loads(x)["app"] for x in run_cli("list", "--app", "codex", "--json").stdout.splitlines()] == ["codex"]
+    bad = run_cli("list", "--app", "vim")
+    assert bad.returncode == 1 and "unknown app 'vim'" in bad.stderr and "claude" in bad.stderr
+
+
+def test_json_objects_carry_every_field(two_apps):
+    for line in run_cli("list", "--json").stdout.splitlines():
+        obj = json.loads(line)
+        assert {"app", "id", "cwd", "branch", "title", "mtime", "bytes", "model", "effort", "approval", "sandbox",
+                "path"} <= set(obj)
+        assert isinstance(obj["mtime"], int)
+
+
+def test_build_prints_one_figure_per_app(two_apps):
+    line = run_cli("build", check=True).stdout.strip()
+    assert re.fullmatch(r"2 sessions  claude \d+ ms  codex \d+ ms(  \w+ \d+ ms)*", line), line
+
+
+def test_list_into_a_closed_pipe_is_quiet(home):
+    for i in range(800):  # more than a pipe holds, so the write meets the closed end
+        ClaudeSession(cwd=f"/w/{i}", prompt=f"session number {i} " + "x" * 100).write(home)
+    done = subprocess.run(["sh", "-c", f"{sys.executable} -m sessidx list | head -1"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stderr == "" and done.stdout.count("\n") == 1
+
+
+def test_usage_errors_exit_2():
+    done = run_cli("resume")
+    assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_init_key_options(tmp_path):
+    snippet = (ROOT / "shell" / "sessidx.zsh").read_text()
+    assert run_cli("init", "zsh", "--key", "^X^A").stdout == "SESSIDX_KEY='^X^A'\n" + snippet
+    assert run_cli("init", "zsh", "--no-bind").stdout == "SESSIDX_KEY=''\n" + snippet
+    assert run_cli("init", "fish", "--key", "\\cx\\ca").stdout.startswith("set -g SESSIDX_KEY '\\\\cx\\\\ca'\n")
