@@ -37,3 +37,11 @@ def test_rows_line_up_whatever_the_folder_name():
 def test_clean_neutralises_control_characters():
     assert clean("a\x1b[31mb\tc\nd\x07") == "a?[31mb c d?"
     assert clean("x" * 50, 10) == "x" * 9 + "…"
+
+
+def test_picker_puts_this_folders_sessions_first_newest_first_within():
+    older_here = Session("claude", "here-old", "/w/here", None, "h1", 1_000, 1, None, None, None, None, None)
+    newer_here = Session("claude", "here-new", "/w/here", None, "h2", 2_000, 1, None, None, None, None, None)
+    elsewhere = Session("codex", "away", "/w/else", None, "e", 9_000, 1, None, None, None, None, None)
+    keys = [line.split("\t", 1)[0] for line in picker_lines([elsewhere, newer_here, older_here], here="/w/here")]
+    assert keys == ["claude:here-new", "claude:here-old", "codex:away"]
