@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from types import SimpleNamespace
 
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+
+class Args:
+    """Parsed arguments: what argparse fills in, or the defaults of a bare command.
+    (Not types.SimpleNamespace: one import fewer on the key-press path.)"""
+
+    def __init__(self, **values: object) -> None:
+        self.__dict__.update(values)
+
 # Bare `list` and `lines` (fzf's reload) run on key presses: they skip argparse, whose import
 # and parser building cost a tenth of their time. Anything else goes through argparse.
-_BARE: dict[tuple[str, ...], SimpleNamespace] = {
-    ("list",): SimpleNamespace(command="list", query=None, app=None, json=False, archived=False, verbose=False),
-    ("lines",): SimpleNamespace(command="lines"),
+_BARE: dict[tuple[str, ...], Args] = {
+    ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False),
+    ("lines",): Args(command="lines"),
 }
 
 
-def _parse(argv: list[str]) -> SimpleNamespace:
+def _parse(argv: list[str]) -> Any:
     if (bare := _BARE.get(tuple(argv))) is not None:
         return bare
     from sessidx.argv import parser
 
-    return parser(argv).parse_args(argv, namespace=SimpleNamespace())
+    return parser(argv).parse_args(argv, namespace=Args())
 
 
 def _out(line: str) -> None:

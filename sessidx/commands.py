@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from sessidx import render
 from sessidx.apps import APPS
@@ -19,9 +18,11 @@ from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sessidx.resume import Plan
 
-Out = Callable[[str], None]
+    Out = Callable[[str], None]  # where a command's lines go
 
 
 def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import IntEnum
 
+class ExitCode:
+    """Exit statuses. Plain ints, not an IntEnum: `enum` costs start-up time on every key press."""
 
-class ExitCode(IntEnum):
     OK = 0
     ERROR = 1  # an expected failure, explained on stderr
     USAGE = 2  # argparse's own code

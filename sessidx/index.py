@@ -12,7 +12,6 @@ import marshal
 import os
 import sys
 import time
-from collections.abc import Iterable
 
 from sessidx import __version__
 from sessidx.config import Env, cache_dir, demo_env
@@ -20,6 +19,7 @@ from sessidx.model import FIELD_COUNT, Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from sessidx.apps.base import App
@@ -137,7 +137,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
                 continue
             changed = True
             try:
-                loaded = source.load()
+                loaded = source.read()
             except Exception as exc:  # bad input is skipped, never a traceback
                 problems.append(f"{source.key}: skipped: {exc}")
                 loaded = []

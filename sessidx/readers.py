@@ -10,12 +10,11 @@ tail is the last 512 KiB with its cut first piece dropped.
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Iterator
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from io import BufferedReader
     from typing import Any
 
@@ -25,7 +24,6 @@ TAIL_BYTES = 512 * 1024
 SMALL_JSON_CAP = 4 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
-# Compiled on first use (re caches it): `list` from the cache never needs it.
 _TYPE_MARK = rb'"type": ?"([A-Za-z0-9_.-]+)"'
 
 Record = dict[str, "Any"]
@@ -135,6 +133,8 @@ class Transcript:
         if got != self._lo - new_lo:
             raise OSError("the file shrank while being read")
         # Markers that start in the new bytes; a few bytes past the seam catch one cut by it.
+        import re  # here: `list` from the cache never needs it, and it costs a key press time
+
         found = re.compile(_TYPE_MARK).finditer(self._buf, new_lo, min(self._lo + 64, len(self._buf)))
         fresh = [(m.start(), m.group(1)) for m in found if m.start() < self._lo]
         self._marks.extend(reversed(fresh))

@@ -11,8 +11,10 @@ import sys
 from homes import ClaudeSession
 
 HEAVY = {"json", "hashlib", "sqlite3", "subprocess", "dataclasses", "typing", "pathlib", "zlib", "tempfile",
-         "shutil", "datetime", "inspect", "importlib.util", "shlex", "termios", "argparse"}
+         "shutil", "datetime", "inspect", "importlib.util", "shlex", "termios", "argparse", "re", "enum",
+         "functools", "collections", "types"}
 
+# Run the way bin/sessidx runs, so only what sessidx itself imports is counted.
 PROBE = """
 import io, sys
 from sessidx.cli import main
@@ -41,3 +43,17 @@ def test_the_guard_can_fail(home):
     """`list --json` needs json: the probe sees it, so the assertion above is not vacuous."""
     ClaudeSession(cwd="/w").write(home)
     assert "json" in loaded_by("list", "--json")
+
+
+def test_the_launcher_imports_nothing_heavy_either(home):
+    """bin/sessidx, the installed command: `-X importtime` lists every module it loads."""
+    ClaudeSession(cwd="/w").write(home)
+    assert loaded_by("build")  # the cache is warm now
+    from tests.conftest import ROOT
+
+    done = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "bin" / "sessidx"), "list"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.count("\n") == 1
+    loaded = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "sessidx.commands" in loaded  # the probe sees sessidx's own imports
+    assert loaded & HEAVY == set()

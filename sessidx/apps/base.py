@@ -10,7 +10,7 @@ from sessidx.readers import stamp
 TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Protocol
+    from typing import Any, Protocol
 
     from sessidx.config import Env
     from sessidx.model import Session
@@ -43,12 +43,16 @@ Stamp = tuple[int | str | None, ...]
 class Source(Fields):
     """One unit the cache keys on: a transcript file, or a whole store such as a database."""
 
-    __slots__ = ("key", "stamp", "load")
+    __slots__ = ("key", "stamp", "load", "args")
 
-    def __init__(self, key: str, stamp: Stamp, load: Callable[[], list[Session]]) -> None:
+    def __init__(self, key: str, stamp: Stamp, load: Callable[..., list[Session]], *args: Any) -> None:
         self.key = key  # unique across apps, usually the file's path
         self.stamp = stamp  # changes whenever what `load` would return may change (sizes, mtimes)
-        self.load = load  # reads it; raises SourceError when it cannot
+        self.load = load  # `load(*args)` reads it; raises SourceError when it cannot
+        self.args = args  # (not functools.partial: importing functools costs a key press time)
+
+    def read(self) -> list[Session]:
+        return self.load(*self.args)
 
 
 class SourceError(Exception):
@@ -109,12 +113,13 @@ def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:
     return st if st is not None else (None, None)
 
 
-def source_for_file(key_prefix: str, path: str, extra: Stamp, load: Callable[[], list[Session]]) -> Source | None:
+def source_for_file(key_prefix: str, path: str, extra: Stamp, load: Callable[..., list[Session]],
+                    *args: Any) -> Source | None:
     """A Source for one regular file, or None if it is gone or not a regular file."""
     st = stamp(path)
     if st is None:
         return None
-    return Source(key=f"{key_prefix}:{path}", stamp=st + extra, load=load)
+    return Source(f"{key_prefix}:{path}", st + extra, load, *args)
 
 
 def one(session: Session | None) -> list[Session]:

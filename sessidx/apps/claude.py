@@ -9,8 +9,6 @@ its folder (a resume from elsewhere appends records with another cwd).
 from __future__ import annotations
 
 import os
-import re
-from functools import partial
 
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
@@ -32,6 +30,8 @@ CONVERSATION = ("user", "assistant")
 
 def escape_cwd(cwd: str) -> str:
     """Claude's folder name for a cwd, before the 200-character cut."""
+    import re  # here, not on the key-press path
+
     return re.sub(_NON_ALNUM, lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
 
 
@@ -180,7 +180,7 @@ class Claude:
                 # `<id>/custom-title.json` is looked at only when `<id>/` exists.
                 sidecar = os.path.join(project.path, stem, "custom-title.json") if stem in folders else ""
                 extra = stamp_or_none(sidecar) if sidecar else (None, None)
-                yield Source(f"claude:{path}", st + extra, partial(_load_one, path, project.name, sidecar))
+                yield Source(f"claude:{path}", st + extra, _load_one, path, project.name, sidecar)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

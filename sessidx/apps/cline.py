@@ -11,7 +11,6 @@ else the prompt with its `<user_input mode="...">` wrapper removed. Branch:
 from __future__ import annotations
 
 import os
-import re
 
 from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
 from sessidx.model import Session
@@ -34,6 +33,8 @@ _SHA = r"^[0-9a-f]{7,40}$"
 
 def _first_mode(path: str) -> str | None:
     """The mode of the first user message, from the first 64 KiB of the messages file."""
+    import re
+
     m = re.search(_MODE, read_prefix(path, 64 * 1024) or b"")
     return m.group(1).decode("ascii") if m else None
 
@@ -49,6 +50,8 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 
 def load_sessions(db: str, data: str) -> list[Session]:
+    import re
+
     from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
 
     try:
@@ -90,7 +93,7 @@ class Cline:
         db = os.path.join(data, "db", "sessions.db")
         st = stamp(db)
         if st is not None:
-            yield Source(f"cline-db:{db}", st + stamp_or_none(db + "-wal"), lambda: load_sessions(db, data))
+            yield Source(f"cline-db:{db}", st + stamp_or_none(db + "-wal"), load_sessions, db, data)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         return ArgvBuilder(cli, self.program, "--id", session.id).plan

@@ -9,8 +9,6 @@ database the dated rollout tree is walked instead: `sessions/YYYY/MM/DD/rollout-
 from __future__ import annotations
 
 import os
-import re
-from functools import partial
 
 from sessidx.apps.base import (
     LOOSE_REASON,
@@ -26,6 +24,7 @@ from sessidx.readers import Record, files, mtime_ms, open_transcript, scan, stam
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
     from typing import Any
 
@@ -105,9 +104,15 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for folder in _rollout_folders(home):
         for entry in files(folder, ".jsonl"):
-            if m := re.search(_ROLLOUT_ID, entry.name):
+            if m := _rollout_id(entry.name):
                 found[m.group(1)] = entry.path
     return found
+
+
+def _rollout_id(name: str) -> re.Match[str] | None:
+    import re  # here, not on the key-press path
+
+    return re.search(_ROLLOUT_ID, name)
 
 
 def _rollout_folders(home: str) -> Iterator[str]:
@@ -256,11 +261,7 @@ class Codex:
         db = self.state_db(env)
         if db is not None and (db_stamp := stamp(db)) is not None:
             wal_stamp = stamp_or_none(db + "-wal")
-            yield Source(
-                key=f"codex-db:{db}",
-                stamp=db_stamp + wal_stamp + index_stamp,
-                load=lambda: load_database(db, home),
-            )
+            yield Source(f"codex-db:{db}", db_stamp + wal_stamp + index_stamp, load_database, db, home)
             return
         names: dict[str, str] | None = None
 
@@ -274,7 +275,7 @@ class Codex:
         for folder in _rollout_folders(home):
             archived = folder == archived_dir
             for entry in files(folder, ".jsonl"):
-                source = source_for_file("codex", entry.path, index_stamp, partial(parse, entry.path, archived))
+                source = source_for_file("codex", entry.path, index_stamp, parse, entry.path, archived)
                 if source is not None:
                     yield source
 

@@ -12,7 +12,6 @@ Only session folders count, not the old flat files.
 from __future__ import annotations
 
 import os
-from functools import partial
 
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
@@ -122,7 +121,7 @@ class Copilot:
             if st is None:
                 continue  # lock folders and the like
             events = stamp_or_none(os.path.join(folder.path, "events.jsonl"))
-            yield Source(f"copilot:{folder.path}", st + events + db_stamp, partial(_load, folder.path, store))
+            yield Source(f"copilot:{folder.path}", st + events + db_stamp, _load, folder.path, store)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, f"--resume={session.id}")

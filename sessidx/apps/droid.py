@@ -9,7 +9,6 @@ tag marks a sub-agent session). No branch is stored. High autonomy is loose and 
 from __future__ import annotations
 
 import os
-from functools import partial
 
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
@@ -68,7 +67,7 @@ class Droid:
                 st = stamp(entry.path)
                 if st is not None:
                     yield Source(f"droid:{entry.path}", st + stamp_or_none(settings),
-                                 partial(_load, entry.path, settings))
+                                 _load, entry.path, settings)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

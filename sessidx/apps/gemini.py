@@ -13,7 +13,6 @@ start delete the session (seen on 0.61.0).
 from __future__ import annotations
 
 import os
-from functools import partial
 
 from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
@@ -142,7 +141,7 @@ class Gemini:
                     st = stamp(entry.path)
                     if st is not None:
                         yield Source(f"gemini:{entry.path}", st + index_stamp + (cwd,),
-                                     partial(_load, parse, entry.path, cwd))
+                                     _load, parse, entry.path, cwd)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

@@ -11,7 +11,6 @@ opencode records the folder from `$PWD`, which the shell's `cd` sets right.
 from __future__ import annotations
 
 import os
-from functools import partial
 
 from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
 from sessidx.model import Session
@@ -93,13 +92,13 @@ class OpenCode:
         db = os.path.join(home, self.database)
         st = stamp(db)
         if st is not None:
-            yield Source(f"{self.name}-db:{db}", st + stamp_or_none(db + "-wal"), lambda: self.load_database(db))
+            yield Source(f"{self.name}-db:{db}", st + stamp_or_none(db + "-wal"), self.load_database, db)
             return
         for project in subdirs(os.path.join(home, "storage", "session")):
             for entry in files(project.path, ".json"):
                 path = entry.path
                 if (st := stamp(path)) is not None:
-                    yield Source(f"{self.name}:{path}", st, partial(self.load_json, path))
+                    yield Source(f"{self.name}:{path}", st, self.load_json, path)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--session", session.id)

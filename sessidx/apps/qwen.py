@@ -9,7 +9,6 @@ mtime is a few ms later). The approval mode is not stored. Sub-agents are kept e
 from __future__ import annotations
 
 import os
-from functools import partial
 
 from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one
 from sessidx.model import Session
@@ -75,7 +74,7 @@ class Qwen:
             for entry in files(os.path.join(project.path, "chats"), ".jsonl"):
                 st = stamp(entry.path)
                 if st is not None:
-                    yield Source(f"qwen:{entry.path}", st, partial(_load, entry.path))
+                    yield Source(f"qwen:{entry.path}", st, _load, entry.path)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
