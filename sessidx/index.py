@@ -14,7 +14,7 @@ import sys
 import time
 
 from sessidx import __version__
-from sessidx.config import Env, cache_dir, demo_env
+from sessidx.config import DEMO_HOME, Env, cache_dir, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
 TYPE_CHECKING = False  # see model.Fields
@@ -166,7 +166,8 @@ def load(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     index = build(env, app_list, refresh)
     if not index.sessions and not refresh:
         index = build(env, app_list, refresh=True)
-    if not index.sessions and not env.get("SESSIDX_HOME") and not index.problems:
+    # The demo home is there in a checkout (`make run`), not in an installed package.
+    if not index.sessions and not env.get("SESSIDX_HOME") and not index.problems and os.path.isdir(DEMO_HOME):
         demo = demo_env(env)
         index = build(demo, app_list, refresh)
         if not index.sessions and not refresh:
