@@ -19,6 +19,7 @@ class Args:
     def __init__(self, **values: object) -> None:
         self.__dict__.update(values)
 
+
 # Bare `list` and `lines` (fzf's reload) run on key presses: they skip argparse, whose import
 # and parser building cost a tenth of their time. Anything else goes through argparse.
 _BARE: dict[tuple[str, ...], Args] = {
@@ -87,7 +88,7 @@ def _quiet_stdout() -> None:
 
 
 def run() -> None:
-    """The console script: `main`, then exit without the interpreter's teardown.
+    """The `sessidx` command (bin/sessidx): `main`, then exit without the interpreter's teardown.
 
     A key press starts this process; freeing the thousands of objects a listing built, one by
     one, only delays the prompt. Output is flushed first; nothing else needs the teardown
