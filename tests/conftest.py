@@ -21,8 +21,11 @@ APP_HOME_VARS = (
 )
 
 
-class YouForgotToPointSessidxAtATestHome(AssertionError):
-    """A test read the real ~/.claude or ~/.codex: set SESSIDX_HOME (the `home` fixture does)."""
+class YouForgotToPointSessidxAtATestHome(BaseException):
+    """A test read the real ~/.claude or ~/.codex: set SESSIDX_HOME (the `home` fixture does).
+
+    A BaseException, so that sessidx's own "skip what cannot be read" handlers, which catch
+    Exception, cannot swallow it."""
 
 
 _REAL_HOMES = tuple(
@@ -30,10 +33,13 @@ _REAL_HOMES = tuple(
 )
 
 
+_GUARDED_EVENTS = {"open", "os.scandir", "os.listdir", "sqlite3.connect"}
+
+
 def _guard(event: str, args: tuple[object, ...]) -> None:
-    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
-        path = os.fsdecode(args[0]) if not isinstance(args[0], os.PathLike) else os.fspath(args[0])
-        if isinstance(path, str) and path.startswith(_REAL_HOMES):
+    if event in _GUARDED_EVENTS and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(os.fspath(args[0]))
+        if path.startswith(_REAL_HOMES):
             raise YouForgotToPointSessidxAtATestHome(path)
 
 

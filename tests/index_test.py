@@ -133,3 +133,12 @@ def test_demo_home_when_the_machine_has_nothing(tmp_path, monkeypatch):
     assert index.demo and index.sessions
     assert all(Path(s.path).is_relative_to(Path(__file__).parent.parent / "fixtures" / "home")
                for s in index.sessions if s.path)
+
+
+def test_the_real_home_guard_trips(monkeypatch):
+    """Reading the real ~/.claude from a test fails loudly (conftest's audit hook)."""
+    from tests.conftest import YouForgotToPointSessidxAtATestHome
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", os.path.expanduser("~/.claude"))
+    with pytest.raises(YouForgotToPointSessidxAtATestHome):
+        build(current_env(), [APPS["claude"]])
