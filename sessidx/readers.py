@@ -253,19 +253,6 @@ def open_transcript(
         return None
 
 
-def read_first_record(path: str | os.PathLike[str], line_cap: int = LINE_CAP) -> Record | None:
-    f = open_regular(path)
-    if f is None:
-        return None
-    with f:
-        try:
-            for line in _head_lines(f, 1, line_cap):
-                return parse_record(line)
-        except OSError:
-            return None
-    return None
-
-
 def read_prefix(path: str | os.PathLike[str], size: int) -> bytes | None:
     """At most the first `size` bytes of a regular file; None if it cannot be read."""
     f = open_regular(path)
@@ -324,16 +311,17 @@ def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
         return []
 
 
+def is_real_dir(entry: os.DirEntry[str]) -> bool:
+    """A folder, not a link to one (following links could loop)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def subdirs(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
     """Real sub-folders only: symlinked folders are not followed (no loops)."""
-    out = []
-    for entry in scan(folder):
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                out.append(entry)
-        except OSError:
-            continue
-    return out
+    return [entry for entry in scan(folder) if is_real_dir(entry)]
 
 
 def files(folder: str | os.PathLike[str], suffix: str) -> list[os.DirEntry[str]]:

@@ -12,7 +12,18 @@ import os
 
 from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import Record, Transcript, mtime_ms, open_transcript, read_small_json, scan, stamp, subdirs, text
+from sessidx.readers import (
+    Record,
+    Transcript,
+    is_real_dir,
+    mtime_ms,
+    open_transcript,
+    read_small_json,
+    scan,
+    stamp,
+    subdirs,
+    text,
+)
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -142,13 +153,6 @@ def _parse(t: Transcript, path: str, folder: str, sidecar: str) -> Session | Non
     )
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
 def _load_one(path: str, folder: str, sidecar: str) -> list[Session]:
     return one(parse_transcript(path, folder, sidecar))
 
@@ -170,7 +174,7 @@ class Claude:
                 if name.endswith(".jsonl"):
                     if not name.startswith("agent-"):  # sub-agent transcripts: nobody resumes them
                         transcripts.append(entry.path)
-                elif _is_dir(entry):
+                elif is_real_dir(entry):
                     folders.add(name)
             for path in transcripts:
                 st = stamp(path)  # None for folders named *.jsonl, FIFOs, dangling links
