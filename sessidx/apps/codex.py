@@ -102,10 +102,9 @@ def _thread_names(index_path: str) -> dict[str, str]:
 def _rollouts_by_id(home: str) -> dict[str, str]:
     """Every rollout under the current home, by thread id (for homes moved or restored)."""
     found: dict[str, str] = {}
-    for folder in _rollout_folders(home):
-        for entry in files(folder, ".jsonl"):
-            if m := _rollout_id(entry.name):
-                found[m.group(1)] = entry.path
+    for path, _ in _rollouts(home):
+        if m := _rollout_id(os.path.basename(path)):
+            found[m.group(1)] = path
     return found
 
 
@@ -115,12 +114,15 @@ def _rollout_id(name: str) -> re.Match[str] | None:
     return re.search(_ROLLOUT_ID, name)
 
 
-def _rollout_folders(home: str) -> Iterator[str]:
+def _rollouts(home: str) -> Iterator[tuple[str, bool]]:
+    """(path, archived) of every rollout: `sessions/YYYY/MM/DD/*.jsonl`, `archived_sessions/*.jsonl`."""
     for year in subdirs(os.path.join(home, "sessions")):
         for month in subdirs(year.path):
             for day in subdirs(month.path):
-                yield day.path
-    yield os.path.join(home, "archived_sessions")
+                for entry in files(day.path, ".jsonl"):
+                    yield entry.path, False
+    for entry in files(os.path.join(home, "archived_sessions"), ".jsonl"):
+        yield entry.path, True
 
 
 def _ms(row: dict[str, Any]) -> int:
@@ -189,13 +191,7 @@ def _user_prompt(record: Record) -> str | None:
 
 
 def load_rollouts(home: str, names: dict[str, str]) -> list[Session]:
-    archived_dir = os.path.join(home, "archived_sessions")
-    return [
-        session
-        for folder in _rollout_folders(home)
-        for entry in files(folder, ".jsonl")
-        if (session := parse_rollout(entry.path, names, folder == archived_dir))
-    ]
+    return [session for path, archived in _rollouts(home) if (session := parse_rollout(path, names, archived))]
 
 
 def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session | None:
@@ -271,13 +267,10 @@ class Codex:
                 names = _thread_names(index_file)
             return one(parse_rollout(path, names, archived))
 
-        archived_dir = os.path.join(home, "archived_sessions")
-        for folder in _rollout_folders(home):
-            archived = folder == archived_dir
-            for entry in files(folder, ".jsonl"):
-                source = source_for_file("codex", entry.path, index_stamp, parse, entry.path, archived)
-                if source is not None:
-                    yield source
+        for path, archived in _rollouts(home):
+            source = source_for_file("codex", path, index_stamp, parse, path, archived)
+            if source is not None:
+                yield source
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "resume")
