@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+# Words left bare. fullmatch, not `^...$`: `$` also matches before a final newline. No leading
+# `=` (zsh expands `=cmd` to a path) or `%` (fish 2.x's process expansion).
+_SAFE = re.compile(r"[A-Za-z0-9_@+:,./-][A-Za-z0-9_@%+=:,./-]*")
 SHELLS = ("bash", "zsh", "fish")
 
 
@@ -25,7 +27,7 @@ def _escape_code(ch: str) -> str:
 
 def quote_posix(word: str) -> str:
     """bash/zsh: bare when safe, '...' normally, $'...' when control bytes must survive."""
-    if word and _SAFE.match(word):
+    if word and _SAFE.fullmatch(word):
         return word
     if all(_is_plain(ch) for ch in word):
         return "'" + word.replace("'", "'\\''") + "'"
@@ -42,7 +44,7 @@ def quote_posix(word: str) -> str:
 
 def quote_fish(word: str) -> str:
     """fish: '...' escapes only \\ and '; control bytes go outside the quotes as \\xHH."""
-    if word and _SAFE.match(word):
+    if word and _SAFE.fullmatch(word):
         return word
     out, run = [], []
     for ch in word:

@@ -170,3 +170,28 @@ def test_resume_sees_a_session_newer_than_the_cache(home, tmp_path):
     new.write(home)
     assert json.loads(run_cli("resume", new.session_id[:8], "--json").stdout)["id"] == new.session_id
     assert new.session_id in run_cli("preview", new.session_id[:8]).stdout
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_recorded_value_with_a_newline_stays_one_argument(home, tmp_path, path_with_stubs, shell):
+    """A model name ending in a newline once split the line: the override ran as a command of its own."""
+    from tests.conftest import require
+
+    require(shell)
+    write_stub(path_with_stubs, "claude")
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    s = ClaudeSession(cwd=str(cwd), mode="bypassPermissions", model="claude-opus-4-5\n", effort="high")
+    s.write(home)
+    done = run_cli("resume", s.session_id, "--shell", shell)
+    assert done.returncode == 0, done.stderr
+    argv = {"bash": ["bash", "--norc", "-c"], "zsh": ["zsh", "-f", "-c"], "fish": ["fish", "--no-config", "-c"]}[shell]
+    ran = subprocess.run([*argv, done.stdout], capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    from tests.stubs import recorded
+
+    got = recorded(path_with_stubs, "claude")
+    assert got is not None
+    assert got[0] == ["--resume", s.session_id, "--model", "claude-opus-4-5\n", "--effort", "high",
+                      "--permission-mode", "default"]
+    assert got[1] == str(cwd)

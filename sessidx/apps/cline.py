@@ -28,7 +28,7 @@ COLUMNS = ["session_id", "cwd", "workspace_root", "model", "prompt", "metadata_j
            "updated_at", "ended_at", "started_at", "is_subagent", "parent_session_id"]
 _MODE = rb'<user_input mode=\\?"([A-Za-z_-]+)\\?"'
 _WRAPPER = r'^\s*<user_input mode="[^"]*">(.*)</user_input>\s*$'
-_SHA = r"^[0-9a-f]{7,40}$"
+_SHA = r"[0-9a-f]{7,40}"
 
 
 def _first_mode(path: str) -> str | None:
@@ -67,7 +67,7 @@ def load_sessions(db: str, data: str) -> list[Session]:
         meta = _metadata(row["metadata_json"])
         git = meta.get("git")
         branch = text(git.get("branch")) if isinstance(git, dict) else None
-        if branch and re.match(_SHA, branch):
+        if branch and re.fullmatch(_SHA, branch):
             branch = None
         prompt = text(row["prompt"])
         if prompt and (m := re.match(_WRAPPER, prompt, re.S)):
