@@ -71,7 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.copy(env, _out, args.id, args.shell)
         raise NotImplementedError(args.command)
     except SessidxError as exc:
-        print(f"sessidx: {exc}", file=sys.stderr)
+        from sessidx.render import warn
+
+        warn(str(exc))  # cleaned: the message may quote ids, folders or titles from session data
         return ExitCode.ERROR
     except (Cancelled, KeyboardInterrupt):
         return ExitCode.CANCELLED
@@ -87,6 +89,46 @@ def _quiet_stdout() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _standard_streams() -> None:
+    """Make fds 0-2 usable and sys.stdout/stderr real: `sessidx list >&-` or `2>&-` must neither
+    crash nor, worse, send a message meant for stderr to stdout, which the shell function runs."""
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            spare = os.open(os.devnull, os.O_RDWR)  # the lowest free fd: this one
+            if spare != fd:
+                os.dup2(spare, fd)
+                os.close(spare)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    # Folder names that are not UTF-8 come back as surrogate escapes; print them as the bytes they were.
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
+
+
+def _utf8_mode() -> None:
+    """Re-run under Python's UTF-8 mode when the locale is not UTF-8 (`LC_ALL=en_US.ISO-8859-1`).
+
+    File names are then decoded as UTF-8 with surrogate escapes, the same bytes whatever the
+    locale: a `日本` folder recorded by an agent is found on disk, and nothing fails to print.
+    Output is UTF-8 (what the names on disk are). A UTF-8 locale, the norm, skips this."""
+    import os
+
+    if sys.flags.utf8_mode or sys.getfilesystemencoding() == "utf-8" or os.environ.get("SESSIDX_REEXEC"):
+        return
+    os.environ["SESSIDX_REEXEC"] = "1"  # one try only
+    try:
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
+    except OSError:
+        pass  # go on in the locale's encoding
+
+
 def run() -> None:
     """The `sessidx` command (bin/sessidx): `main`, then exit without the interpreter's teardown.
 
@@ -96,10 +138,17 @@ def run() -> None:
     """
     import os
 
+    _utf8_mode()
+    _standard_streams()
     code = main()
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _quiet_stdout()
-    sys.stderr.flush()
+    except OSError:
+        pass
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
     os._exit(code)

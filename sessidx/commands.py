@@ -28,10 +28,10 @@ if TYPE_CHECKING:
 def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
     index = load(env, APPS.values(), refresh)
     if index.demo and announce:
-        print("sessidx: no agent sessions found here; showing the demo home (fixtures/home)", file=sys.stderr)
+        render.warn("no agent sessions found here; showing the demo home (fixtures/home)")
     if verbose:
         for problem in index.problems:
-            print(f"sessidx: {render.clean(problem)}", file=sys.stderr)
+            render.warn(problem)
     return index
 
 
@@ -50,9 +50,7 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
                   as_json: bool = False, archived: bool = False, verbose: bool = False) -> int:
     sessions = _select(_index(env, verbose=verbose).sessions, query, app, archived)
     if as_json:
-        import json
-
-        lines = [json.dumps(s.to_json(), ensure_ascii=False) for s in sessions]
+        lines = [render.json_line(s.to_json()) for s in sessions]
     else:
         lines = render.table(sessions, render.terminal_width(160))
     _emit(out, lines)
@@ -72,7 +70,7 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
     timings = "  ".join(f"{name} {ms:.0f} ms" for name, ms in index.timings_ms.items())
     out(f"{len(live)} sessions  {timings}")
     if index.problems and not verbose:
-        print(f"sessidx: {len(index.problems)} sources skipped (see `sessidx build -v`)", file=sys.stderr)
+        render.warn(f"{len(index.problems)} sources skipped (see `sessidx build -v`)")
     return ExitCode.OK
 
 
@@ -107,8 +105,8 @@ def _confirmed(plan: Plan, yes: bool) -> Plan:
         from sessidx.terminal import ask_yes_no
 
         question = (
-            f"sessidx: {plan.app} session {plan.id[:8]} was on branch {render.clean(plan.branch_recorded)!r}, "
-            f"the folder is now on {render.clean(plan.branch_current)!r}. Resume anyway?"
+            f"sessidx: {plan.app} session {plan.id[:8]} was on branch {plan.branch_recorded!r}, "
+            f"the folder is now on {plan.branch_current!r}. Resume anyway?"
         )
         if not ask_yes_no(question):
             raise Cancelled()
@@ -121,12 +119,10 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 
     _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
     if as_json:
-        import json
-
-        out(json.dumps(plan.to_json(), ensure_ascii=False))
+        out(render.json_line(plan.to_json()))
         return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
     for held in plan.held_back:
-        print(f"sessidx: held back {held.flag}: {held.reason}", file=sys.stderr)
+        render.warn(f"held back {held.flag}: {held.reason}")
     out(_confirmed(plan, yes).shell_line(detect_shell(shell, env.vars)))
     return ExitCode.OK
 

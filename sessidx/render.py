@@ -12,19 +12,47 @@ TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from sessidx.resume import Plan
 
-# C0 and C1 controls, DEL, and bytes that were not UTF-8: never sent to a terminal raw.
-_CONTROL = {c: "?" for c in [*range(0x20), *range(0x7F, 0xA0), *range(0xDC80, 0xDD00)]}
+# What never reaches a terminal raw: C0 and C1 controls and DEL (escape sequences start with
+# them), surrogates (bytes that were not UTF-8, or lone halves from JSON), and the invisible
+# characters that reorder or break lines (bidi overrides, line and paragraph separators).
+_UNSAFE = [*range(0x20), *range(0x7F, 0xA0), *range(0xD800, 0xE000), 0x200E, 0x200F, *range(0x2028, 0x202F),
+           *range(0x2066, 0x206A)]
+_CONTROL = {c: "?" for c in _UNSAFE}
 _CONTROL.update({ord("\n"): " ", ord("\t"): " "})
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in _UNSAFE}
 
 
 def clean(value: str | None, width: int | None = None) -> str:
-    """Safe for a terminal: control characters (escape sequences, tabs, newlines) become ?."""
+    """Safe for a terminal: the one step between session data and any screen or log.
+
+    Newlines and tabs become spaces, every other unsafe character `?`."""
     if not value:
         return ""
-    out = value if value.isascii() and value.isprintable() else value.translate(_CONTROL)
+    out = value if value.isprintable() else value.translate(_CONTROL)
     if width is not None and len(out) > width:
         out = out[: max(0, width - 1)] + "…"
     return out
+
+
+def json_line(value: object) -> str:
+    """One JSON document on one line, safe for a terminal: json escapes C0 controls itself; DEL,
+    C1, surrogates and bidi controls become `\\uXXXX` too (still the same JSON value)."""
+    import json
+
+    line = json.dumps(value, ensure_ascii=False)
+    return line if line.isprintable() else line.translate(_JSON_ESCAPES)
+
+
+def warn(message: str) -> None:
+    """`sessidx: MESSAGE` on stderr, cleaned. Never on stdout, which the shell function runs."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        stream.write(f"sessidx: {clean(message)}\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 _HOME = os.path.expanduser("~")
@@ -155,29 +183,29 @@ def preview(session: Session, plan: Plan, shell: str) -> list[str]:
 
     exists = session.cwd is not None and os.path.isdir(session.cwd)
     when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
-    branch = clean(session.branch) or "(unknown)"
+    branch = session.branch or "(unknown)"
     if plan.branch_differs:
-        branch += f"   now {clean(plan.branch_current)}: differs, you will be asked"
+        branch += f"   now {plan.branch_current}: differs, you will be asked"
     elif plan.branch_current and session.branch:
         branch += "   (matches)"
-    mode = clean(session.approval) or "(not recorded)"
+    mode = session.approval or "(not recorded)"
     if session.sandbox:
         mode += f" / sandbox {session.sandbox}"
     lines = [
         f"{session.app}  {session.id}" + ("  [archived]" if session.archived else ""),
-        f"title     {clean(session.title) or '(none)'}",
-        f"folder    {clean(tilde(session.cwd)) or '(none)'}" + ("" if exists else "   MISSING"),
+        f"title     {session.title or '(none)'}",
+        f"folder    {tilde(session.cwd) or '(none)'}" + ("" if exists else "   MISSING"),
         f"branch    {branch}",
-        f"model     {clean(session.model) or '(default)'}   effort {clean(session.effort) or '(default)'}",
+        f"model     {session.model or '(default)'}   effort {session.effort or '(default)'}",
         f"approval  {mode}",
         f"last used {_ago(session.mtime)} ({when})   size {size(session.bytes)}",
         "",
     ]
-    command = "  " + clean(plan.shell_line(shell)) if plan.cwd else "  (no folder recorded)"
+    command = "  " + plan.shell_line(shell) if plan.cwd else "  (no folder recorded)"
     if plan.error:
-        lines += [f"will not resume: {clean(plan.error)}", "otherwise Enter would run:", command]
+        lines += [f"will not resume: {plan.error}", "otherwise Enter would run:", command]
     else:
         lines += ["Enter runs:", command]
-    lines += [f"held back: {clean(h.flag)} ({h.reason})" for h in plan.held_back]
-    lines += [f"warning: {clean(w)}" for w in plan.warnings]
-    return lines
+    lines += [f"held back: {h.flag} ({h.reason})" for h in plan.held_back]
+    lines += [f"warning: {w}" for w in plan.warnings]
+    return [clean(line) for line in lines]  # every line, whatever field it came from

@@ -17,7 +17,9 @@ def ask_yes_no(question: str) -> bool:
     import termios
 
     try:
-        os.write(fd, f"{question} [y/N] ".encode())
+        from sessidx.render import clean
+
+        os.write(fd, f"{clean(question)} [y/N] ".encode("utf-8", "replace"))
         try:
             saved = termios.tcgetattr(fd)
         except termios.error:
