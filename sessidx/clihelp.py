@@ -32,7 +32,7 @@ class HelpText:
         return not self.text.strip() or (self._word(flag) and self._word(value))
 
 
-def learn(program: str, help_args: tuple[str, ...], cache: str, path_env: str | None) -> HelpText:
+def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, path_env: str | None) -> HelpText:
     binary = shutil.which(program, path=path_env)
     if binary is None:
         return HelpText("", found=False)
@@ -41,15 +41,17 @@ def learn(program: str, help_args: tuple[str, ...], cache: str, path_env: str | 
     except OSError:
         return HelpText("", found=False)
     key = f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{' '.join(help_args)}"
-    store = os.path.join(cache, "clihelp.json")
+    from sessidx import cache
+
+    store = os.path.join(cache_folder, "clihelp.json") if cache_folder else None
     known: dict[str, str] = {}
+    data, _ = cache.read(store)
     try:
-        with open(store, encoding="utf-8") as f:
-            loaded = json.load(f)
-        if isinstance(loaded, dict):
-            known = {k: v for k, v in loaded.items() if isinstance(v, str)}
-    except (OSError, ValueError):
-        pass
+        loaded = json.loads(data) if data else None
+    except ValueError:
+        loaded = None
+    if isinstance(loaded, dict):
+        known = {k: v for k, v in loaded.items() if isinstance(v, str)}
     if key in known:
         return HelpText(known[key], found=True)
     try:
@@ -61,7 +63,5 @@ def learn(program: str, help_args: tuple[str, ...], cache: str, path_env: str | 
         text = ""
     known = {k: v for k, v in known.items() if not k.startswith(binary + "\0")}
     known[key] = text
-    from sessidx.index import write_atomic
-
-    write_atomic(store, json.dumps(known))
+    cache.write(store, json.dumps(known).encode())  # a cache that cannot be written only costs time
     return HelpText(text, found=True)

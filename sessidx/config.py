@@ -55,8 +55,3 @@ def demo_env(env: Env) -> Env:
     """The same environment pointed at the bundled demo home, app overrides dropped."""
     kept = {k: v for k, v in env.vars.items() if k in ("HOME", "PATH", "XDG_CACHE_HOME", "TERM")}
     return Env(home=DEMO_HOME, vars=kept, demo=True)
-
-
-def cache_dir(env: Env) -> str:
-    base = env.get("XDG_CACHE_HOME") or os.path.join(env.vars.get("HOME") or os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "sessidx")

@@ -1,9 +1,9 @@
-"""The index: every app's sources, read only when they changed, cached as one JSON file.
+"""The index: every app's sources, read only when they changed, cached in one marshal file.
 
 Cache: `$XDG_CACHE_HOME/sessidx/index-<homes hash>.marshal`, one entry per source keyed by its
-stamp (sizes and mtimes). Written to a temp file and renamed into place, so two runs at once
-never leave a torn file (the later one wins); a corrupt, truncated or foreign-version cache
-is ignored and rebuilt without a word.
+stamp (sizes and mtimes). It only speeds things up: a cache that is missing, corrupt, of
+another version, damaged in any field, or not a regular file is ignored and rebuilt (see
+`cache`), and a cache that cannot be written costs speed, not the listing.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import os
 import sys
 import time
 
-from sessidx import __version__
-from sessidx.config import DEMO_HOME, Env, cache_dir, demo_env
+from sessidx import __version__, cache
+from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
 TYPE_CHECKING = False  # see model.Fields
@@ -24,12 +24,13 @@ if TYPE_CHECKING:
 
     from sessidx.apps.base import App
 
-# Entries: key -> [app, stamp, rows]. The package version is part of it: a new release may
-# read the same files differently, so its cache starts afresh. The file is marshal, not JSON:
-# loading it is a tenth of the cost on every key press. It only ever holds plain lists,
-# strings and numbers, lives in the user's own cache folder, and every entry is checked for
-# shape before use; marshal's format is tied to the Python version, which is part of the key.
-CACHE_VERSION = f"6/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
+# Entries: key -> [app, stamp, rows, problems]. The package version and the record's fields
+# are part of it: a new release or a new field may read the same files differently, so its
+# cache starts afresh. The file is marshal, not JSON: loading it is a tenth of the cost on
+# every key press. It only ever holds plain lists, strings and numbers, lives in the user's
+# own cache folder, and every row is checked field by field before use; marshal's format is
+# tied to the Python version, which is part of the key.
+CACHE_VERSION = f"7/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 
 
 class Index:
@@ -44,26 +45,12 @@ class Index:
         self.env = env
 
 
-def write_atomic(path: str, data: str | bytes) -> None:
-    import contextlib
-    import tempfile
-
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def cache_path(env: Env) -> str:
+def cache_path(env: Env) -> str | None:
+    folder = cache.cache_dir(env)
+    if folder is None:
+        return None
     homes = "\0".join([env.home] + sorted(f"{k}={v}" for k, v in env.vars.items() if k in _HOME_VARS))
-    return os.path.join(cache_dir(env), f"index-{_fnv1a(homes.encode()):08x}.marshal")
+    return os.path.join(folder, f"index-{_fnv1a(homes.encode('utf-8', 'surrogateescape')):08x}.marshal")
 
 
 def _fnv1a(data: bytes) -> int:
@@ -80,45 +67,64 @@ _HOME_VARS = {
 }
 
 
-def _read_cache(path: str) -> dict[str, Any]:
+def _read_cache(path: str | None, problems: list[str]) -> dict[str, Any]:
+    data, problem = cache.read(path)
+    if problem:
+        problems.append(problem)
+    if data is None:
+        return {}
     try:
-        with open(path, "rb") as f:
-            data = marshal.loads(f.read())
-    except (OSError, ValueError, EOFError, TypeError):
+        loaded = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+    if not isinstance(loaded, dict) or loaded.get("version") != CACHE_VERSION:
         return {}
-    sources = data.get("sources")
+    sources = loaded.get("sources")
     return sources if isinstance(sources, dict) else {}
 
 
-def _entry(value: Any) -> tuple[str, list[Any], list[Session]] | None:
-    """A cache entry checked for shape; None if it is foreign or damaged."""
-    if not (isinstance(value, list) and len(value) == 3 and isinstance(value[2], list)):
+_N = type(None)
+# The type each Session field may hold, in slot order: a damaged row is one that breaks this.
+_ROW_TYPES = ({str}, {str}, {str, _N}, {str, _N}, {str, _N}, {int}, {int, _N}, {str, _N}, {str, _N}, {str, _N},
+              {str, _N}, {str, _N}, {bool}, {str, _N})
+assert len(_ROW_TYPES) == FIELD_COUNT
+
+
+def _entry(value: Any, apps: set[str]) -> tuple[str, list[Any], list[Session], list[str]] | None:
+    """A cache entry of one of `apps`, checked field by field; None if foreign or damaged."""
+    if not (type(value) is list and len(value) == 4):
         return None
-    rows = value[2]
-    if not all(isinstance(r, list) and len(r) == FIELD_COUNT and isinstance(r[5], int) for r in rows):
+    app, stamp, rows, problems = value
+    if type(app) is not str or app not in apps or type(rows) is not list or type(problems) is not list:
         return None
-    return value[0], value[1], [Session(*r) for r in rows]
+    for r in rows:
+        if not (type(r) is list and len(r) == FIELD_COUNT and r[0] == app
+                and all(map(set.__contains__, _ROW_TYPES, map(type, r)))):
+            return None
+    if not all(type(p) is str for p in problems):
+        return None
+    return app, stamp, [Session(*r) for r in rows], problems
 
 
 def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat."""
+    from sessidx.apps import APPS
+
     path = cache_path(env)
-    cached = _read_cache(path)
+    problems: list[str] = []
+    cached = _read_cache(path, problems)
     app_list = list(apps)
     names = {app.name for app in app_list}
     if not refresh and cached:
         sessions = []
         for value in cached.values():
-            if (entry := _entry(value)) and entry[0] in names:
+            if entry := _entry(value, names):
                 sessions += entry[2]
-        return Index(_newest_first(sessions), env=env)
+        return Index(_newest_first(sessions), problems=problems, env=env)
 
     fresh: dict[str, Any] = {}
     sessions = []
     timings: dict[str, float] = {}
-    problems: list[str] = []
     changed = False
     for app in app_list:
         started = time.perf_counter()
@@ -130,30 +136,41 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
         for source in sources:
             stamp = list(source.stamp)
             value = cached.get(source.key)
-            entry = _entry(value) if value is not None else None
+            entry = _entry(value, {app.name}) if value is not None else None
             if entry is not None and entry[1] == stamp:
                 fresh[source.key] = value
                 sessions += entry[2]
+                problems += entry[3]
                 continue
             changed = True
+            notes: list[str] = []
             try:
                 loaded = source.read()
             except Exception as exc:  # bad input is skipped, never a traceback
-                problems.append(f"{source.key}: skipped: {exc}")
+                notes.append(f"{source.key}: skipped: {exc}")
                 loaded = []
-            fresh[source.key] = [app.name, stamp, [list(s) for s in loaded]]
+            loaded = _valid(loaded, source.key, notes)
+            fresh[source.key] = [app.name, stamp, [list(s) for s in loaded], notes]
             sessions += loaded
+            problems += notes
         timings[app.name] = (time.perf_counter() - started) * 1000
     # Entries of apps not asked for this time stay in the cache.
     for key, value in cached.items():
-        if key not in fresh and (entry := _entry(value)) and entry[0] not in names:
+        if key not in fresh and _entry(value, set(APPS) - names):
             fresh[key] = value
     if changed or fresh.keys() != cached.keys():
-        try:
-            write_atomic(path, marshal.dumps({"version": CACHE_VERSION, "sources": fresh}))
-        except OSError as exc:
-            problems.append(f"cache not written: {exc}")
+        if problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "sources": fresh})):
+            problems.append(problem)
     return Index(_newest_first(sessions), timings, problems, env)
+
+
+def _valid(sessions: list[Session], key: str, notes: list[str]) -> list[Session]:
+    """Sessions whose id can be shown, passed around and typed: printable, one line, not empty.
+    An id is a file name on most apps, and a file name may hold a newline or an escape."""
+    kept = [s for s in sessions if s.id and s.id.isprintable()]
+    if len(kept) < len(sessions):
+        notes.append(f"{key}: skipped {len(sessions) - len(kept)} session(s) whose id holds control characters")
+    return kept
 
 
 def _newest_first(sessions: list[Session]) -> list[Session]:

@@ -142,3 +142,112 @@ def test_the_real_home_guard_trips(monkeypatch):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", os.path.expanduser("~/.claude"))
     with pytest.raises(YouForgotToPointSessidxAtATestHome):
         build(current_env(), [APPS["claude"]])
+
+
+def good_row(**change: object) -> list[object]:
+    row: dict[str, object] = dict(app="claude", id="abcd-1", cwd="/w", branch=None, title="t", mtime=1, bytes=2,
+                                  model=None, effort=None, approval=None, sandbox=None, path="/w/x", archived=False,
+                                  origin=None)
+    row.update(change)
+    return list(row.values())
+
+
+@pytest.mark.parametrize("row", [
+    good_row(cwd=5),  # once: 'int' object has no attribute 'startswith'
+    good_row(app="cgaude"),  # once: KeyError: 'cgaude'
+    good_row(app="codex"),  # a row of another app inside a claude entry
+    good_row(mtime=True), good_row(mtime="1"), good_row(archived=1), good_row(id=None), good_row(title=b"x"),
+    good_row(bytes=1.5), good_row()[:-1],
+])
+def test_a_damaged_cache_of_the_right_version_is_rebuilt(home, row, cli):
+    from sessidx.index import CACHE_VERSION as version
+
+    path = ClaudeSession(cwd="/w", prompt="still here").write(home)
+    env = current_env()
+    build(env, ALL)
+    cache = Path(cache_path(env))
+    entries = marshal.loads(cache.read_bytes())["sources"]
+    key = next(iter(entries))
+    entries[key][2] = [row]  # the rows only: the entry keeps its app, stamp and shape
+    cache.write_bytes(marshal.dumps({"version": version, "sources": entries}))
+    assert [s.title for s in build(env, ALL, refresh=False).sessions] == []
+    for args in (["list"], ["lines"], ["preview", path.stem], ["resume", path.stem, "--json"]):
+        cache.write_bytes(marshal.dumps({"version": version, "sources": entries}))
+        done = cli(*args)
+        assert "Traceback" not in done.stderr, (args, done.stderr)
+        assert path.stem[:8] in done.stdout, args
+
+
+def test_anything_but_a_regular_file_at_the_cache_path_is_no_cache(home, tmp_path, cli):
+    ClaudeSession(cwd="/w", prompt="listed").write(home)
+    env = current_env()
+    cache = Path(cache_path(env))
+    cache.parent.mkdir(parents=True)
+    os.mkfifo(cache)  # once: `list` hung on it
+    done = cli("list", "--json")
+    assert done.returncode == 0 and "listed" in done.stdout
+    cache.unlink()
+    cache.symlink_to("/dev/zero")  # once: killed for memory at 23 GB
+    done = cli("build", "-v")
+    assert done.returncode == 0 and "not a regular file" in done.stderr
+    assert cli("list").stdout.count("listed") == 1
+
+
+@pytest.mark.parametrize("blocker", ["file-for-folder", "read-only"])
+def test_an_unwritable_cache_costs_speed_not_the_command(home, tmp_path, path_with_claude_stub, cli, blocker):
+    cache_root = tmp_path / "cache"
+    if blocker == "file-for-folder":
+        cache_root.mkdir()
+        (cache_root / "sessidx").write_text("a file where the folder should be")
+    else:
+        (cache_root / "sessidx").mkdir(parents=True)
+        (cache_root / "sessidx").chmod(0o500)
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    s = ClaudeSession(cwd=str(folder), prompt="unwritable")
+    s.write(home)
+    try:
+        for args in (["list"], ["preview", s.session_id], ["resume", s.session_id, "--shell", "bash"]):
+            done = cli(*args)
+            assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        if os.geteuid() != 0 or blocker == "file-for-folder":  # root writes through mode 0500
+            assert "not written" in cli("build", "-v").stderr
+    finally:
+        (cache_root / "sessidx").chmod(0o700)
+
+
+@pytest.fixture
+def path_with_claude_stub(stub_bin, monkeypatch):
+    from tests.stubs import write_stub
+
+    write_stub(stub_bin, "claude")
+    monkeypatch.setenv("PATH", f"{stub_bin}{os.pathsep}{os.environ['PATH']}")
+    return stub_bin
+
+
+def test_a_relative_xdg_cache_home_is_ignored(home, tmp_path, monkeypatch):
+    """Run from inside ~/.claude/projects, a relative cache folder once landed in the agent's home."""
+    ClaudeSession(cwd="/w").write(home)
+    projects = home / ".claude" / "projects"
+    monkeypatch.chdir(projects)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative-cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert len(build(current_env(), ALL).sessions) == 1
+    assert not (projects / "relative-cache").exists()
+    assert (tmp_path / "user" / ".cache" / "sessidx").is_dir()
+
+
+def test_temp_files_of_crashed_runs_are_removed(home):
+    ClaudeSession(cwd="/w").write(home)
+    env = current_env()
+    build(env, ALL)
+    cache = Path(cache_path(env))
+    old = cache.parent / (cache.name + "xyz.tmp")  # the shape the first versions left behind
+    young = cache.parent / (cache.name + ".abc.tmp")  # a run writing right now
+    for leftover in (old, young):
+        leftover.write_bytes(b"half")
+    os.utime(old, (1, 1))
+    ClaudeSession(cwd="/w/2").write(home)
+    build(env, ALL)
+    assert not old.exists() and young.exists()
+    assert cache.parent.stat().st_mode & 0o077 == 0  # the folder is the user's alone
