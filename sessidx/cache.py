@@ -74,10 +74,10 @@ def write(path: str | None, data: bytes) -> str | None:
 
 
 def _remove(path: str) -> None:
-    try:
+    import contextlib
+
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def _remove_stale_temps(folder: str, prefix: str) -> None:

@@ -123,10 +123,10 @@ def _utf8_mode() -> None:
     if sys.flags.utf8_mode or sys.getfilesystemencoding() == "utf-8" or os.environ.get("SESSIDX_REEXEC"):
         return
     os.environ["SESSIDX_REEXEC"] = "1"  # one try only
-    try:
+    import contextlib
+
+    with contextlib.suppress(OSError):  # if it fails, go on in the locale's encoding
         os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
-    except OSError:
-        pass  # go on in the locale's encoding
 
 
 def run() -> None:
@@ -141,14 +141,11 @@ def run() -> None:
     _utf8_mode()
     _standard_streams()
     code = main()
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
-    except OSError:
-        pass
-    try:
-        sys.stderr.flush()
-    except OSError:
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+        except OSError:  # a full disk or a closed terminal: nothing left to tell anyone
+            continue
     os._exit(code)

@@ -99,7 +99,7 @@ def _entry(value: Any, apps: set[str]) -> tuple[str, list[Any], list[Session], l
         return None
     for r in rows:
         if not (type(r) is list and len(r) == FIELD_COUNT and r[0] == app
-                and all(map(set.__contains__, _ROW_TYPES, map(type, r)))):
+                and all(map(set.__contains__, _ROW_TYPES, map(type, r)))):  # type: ignore[arg-type]
             return None
     if not all(type(p) is str for p in problems):
         return None
@@ -109,6 +109,7 @@ def _entry(value: Any, apps: set[str]) -> tuple[str, list[Any], list[Session], l
 def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat."""
     from sessidx.apps import APPS
+    from sessidx.apps.base import report, take_reports
 
     path = cache_path(env)
     problems: list[str] = []
@@ -143,12 +144,13 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
                 problems += entry[3]
                 continue
             changed = True
-            notes: list[str] = []
+            take_reports()
             try:
                 loaded = source.read()
             except Exception as exc:  # bad input is skipped, never a traceback
-                notes.append(f"{source.key}: skipped: {exc}")
                 loaded = []
+                report(f"{source.key}: skipped: {exc}")
+            notes = take_reports()
             loaded = _valid(loaded, source.key, notes)
             fresh[source.key] = [app.name, stamp, [list(s) for s in loaded], notes]
             sessions += loaded
@@ -158,9 +160,10 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     for key, value in cached.items():
         if key not in fresh and _entry(value, set(APPS) - names):
             fresh[key] = value
-    if changed or fresh.keys() != cached.keys():
-        if problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "sources": fresh})):
-            problems.append(problem)
+    if (changed or fresh.keys() != cached.keys()) and (
+        problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "sources": fresh}))
+    ):
+        problems.append(problem)
     return Index(_newest_first(sessions), timings, problems, env)
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from sessidx.apps import APPS
 from sessidx.apps.base import HeldBack
-from sessidx.clihelp import learn
 from sessidx.cache import cache_dir
+from sessidx.clihelp import learn
 from sessidx.config import Env
 from sessidx.errors import SessidxError
 from sessidx.model import Session

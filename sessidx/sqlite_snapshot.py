@@ -1,12 +1,17 @@
-"""Read an app's SQLite store without writing a byte next to it, WAL included.
+"""Read an app's SQLite store without writing a byte next to it, WAL and journal included.
 
 Codex (and opencode, Copilot, Cline) keep their index in WAL mode and leave the `-wal`
 file un-checkpointed, so the main file alone is stale: on the real Codex data an archive
 exists only in the WAL. An `immutable=1` open ignores the WAL, and a plain read-only
-open needs a writable `-shm` next to the database. So the database and its WAL are copied
-into a private temp folder and the copy is read (SQLite replays the WAL there). If the copy
-fails, the original is opened `immutable=1` (stale but better than nothing) and the caller
-is told.
+open needs a writable `-shm` next to the database. So the database with its `-wal` (or its
+`-journal`, in rollback mode) is copied into a private temp folder and the copy is read:
+SQLite replays the WAL there, or rolls a hot journal back, so uncommitted rows of a writer
+that is mid-transaction or died are not seen.
+
+A writer may change the files while they are copied (a TRUNCATE checkpoint empties the WAL
+after moving it into the database): the copy counts only if no file changed during it, and
+is taken again otherwise. If no consistent copy can be had, the original is opened
+`immutable=1` (stale but better than nothing) and the caller is told, in `notes`.
 """
 
 from __future__ import annotations
@@ -15,44 +20,109 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+COPY_ATTEMPTS = 5
+COPY_CAP = 512 * 1024 * 1024  # a store larger than this is opened in place (immutable) instead
+_COMPANIONS = ("-wal", "-journal")
 
 
 class StoreError(Exception):
     """The store cannot be read at all; the message says why."""
 
 
+def _text(errors: str) -> Callable[[bytes], str]:
+    def decode(value: bytes) -> str:
+        return value.decode("utf-8", errors)
+
+    return decode
+
+
 @contextmanager
-def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to a private copy of the database (+ its WAL)."""
+def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
+             strict: bool = False) -> Iterator[sqlite3.Connection]:
+    """A connection to a private, consistent copy of the database (+ its WAL or journal).
+
+    strict: damage anywhere (`pragma quick_check`, text that is not UTF-8) is a StoreError, for
+    apps whose files can be read instead; otherwise bad text comes back with surrogate escapes.
+    """
     db = Path(path)
     if not db.is_file():
         raise StoreError(f"{db}: not a file")
+    if notes is None:
+        notes = []
     with tempfile.TemporaryDirectory(prefix="sessidx-db-") as tmp:
-        conn = _open_copy(db, Path(tmp))
+        conn = _consistent_copy(db, Path(tmp), notes)
         if conn is None:
             conn = _open_immutable(db)
-            if notes is not None:
-                notes.append(f"{db}: could not copy it; read without its WAL (may be stale)")
+            notes.append(f"{db}: read in place without its WAL or journal (may be stale or hold uncommitted rows)")
+        conn.text_factory = _text("strict" if strict else "surrogateescape")
         try:
+            if strict:
+                _quick_check(conn, db)
             yield conn
         finally:
             conn.close()
 
 
-def _open_copy(db: Path, tmp: Path) -> sqlite3.Connection | None:
+def _state(db: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
+    """What would change if a writer touched the database or a companion file."""
+    out: list[tuple[int, int, int, int] | None] = []
+    for suffix in ("", *_COMPANIONS):
+        try:
+            st = os.stat(f"{db}{suffix}")
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def _copy(source: str, target: Path) -> None:
+    shutil.copyfile(source, target)
+
+
+def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connection | None:
+    before = _state(db)
+    if before[0] is not None and before[0][1] > COPY_CAP:
+        notes.append(f"{db}: over {COPY_CAP >> 20} MiB, not copied")
+        return None
     copy = tmp / db.name
+    for attempt in range(COPY_ATTEMPTS):
+        for suffix in ("", *_COMPANIONS):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+        failed = None
+        try:
+            _copy(str(db), copy)
+            for suffix, st in zip(_COMPANIONS, before[1:], strict=True):
+                if st is not None:
+                    _copy(f"{db}{suffix}", Path(f"{copy}{suffix}"))
+        except OSError as exc:  # a WAL removed by its writer's last close is a change too
+            failed = exc
+        after = _state(db)
+        if failed is not None and after == before:
+            notes.append(f"{db}: could not copy it ({failed.strerror or failed})")
+            return None
+        if failed is None and after == before:
+            conn = _open_copy(copy)
+            if conn is not None:
+                return conn
+        before = after
+        if attempt + 1 < COPY_ATTEMPTS:
+            import time
+
+            time.sleep(0.01 * (attempt + 1))  # a writer mid-checkpoint is done within milliseconds
+    notes.append(f"{db}: changed during every one of {COPY_ATTEMPTS} copies")
+    return None
+
+
+def _open_copy(copy: Path) -> sqlite3.Connection | None:
     try:
-        shutil.copyfile(db, copy)
-        wal = db.with_name(db.name + "-wal")
-        if wal.is_file():
-            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
         conn = sqlite3.connect(copy, timeout=0.5)
-        conn.execute("select count(*) from sqlite_master").fetchone()
+        conn.execute("select count(*) from sqlite_master").fetchone()  # replays the WAL / rolls back
         return conn
-    except (OSError, sqlite3.Error):
+    except sqlite3.Error:
         return None
 
 
@@ -65,11 +135,20 @@ def _open_immutable(db: Path) -> sqlite3.Connection:
         raise StoreError(f"{db}: cannot be read ({exc})") from None
 
 
+def _quick_check(conn: sqlite3.Connection, db: Path) -> None:
+    try:
+        verdict = conn.execute("pragma quick_check(1)").fetchone()
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        raise StoreError(f"{db}: damaged ({exc})") from None
+    if not verdict or verdict[0] != "ok":
+        raise StoreError(f"{db}: damaged ({verdict[0] if verdict else 'no answer'})")
+
+
 def columns(conn: sqlite3.Connection, table: str) -> set[str]:
     """The columns a table has in this version of the app; empty if the table is missing."""
     try:
         return {row[1] for row in conn.execute(f"pragma table_info({table!r})")}
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):
         return set()
 
 
@@ -90,5 +169,5 @@ def select_present(
             record: dict[str, object] = dict.fromkeys(wanted)
             record.update(zip(present, row, strict=True))
             yield record
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # damage: a bad page, text that is not UTF-8
         raise StoreError(f"reading {table!r}: {exc}") from None

@@ -59,6 +59,38 @@ class SourceError(Exception):
     """This source cannot be read; the message says why. Other sources go on."""
 
 
+_REPORTED: list[str] = []
+
+
+def report(problem: str) -> None:
+    """A source was read, but not as well as it should have been (a stale copy, a fallback):
+    the index keeps this with the source's entry, and `build -v` shows it."""
+    _REPORTED.append(problem)
+
+
+def read_table(db: str, table: str, columns: list[str], strict: bool = False) -> list[dict[str, object]]:
+    """Rows of one table of an app's SQLite store, read from a consistent private copy (see
+    sqlite_snapshot); missing columns are None. Raises SourceError when it cannot be read.
+    strict: any damage is an error (for apps whose plain files can be read instead)."""
+    from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
+
+    notes: list[str] = []
+    try:
+        with snapshot(db, notes, strict=strict) as conn:
+            return list(select_present(conn, table, columns))
+    except StoreError as exc:
+        raise SourceError(str(exc)) from None
+    finally:
+        for note in notes:
+            report(note)
+
+
+def take_reports() -> list[str]:
+    taken = _REPORTED[:]
+    _REPORTED.clear()
+    return taken
+
+
 class HeldBack(Fields):
     __slots__ = ("flag", "reason")
 

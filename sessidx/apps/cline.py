@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_table, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import iso_ms, read_prefix, stamp, text
 
@@ -52,13 +52,7 @@ def _metadata(value: Any) -> dict[str, Any]:
 def load_sessions(db: str, data: str) -> list[Session]:
     import re
 
-    from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
-
-    try:
-        with snapshot(db) as conn:
-            rows = list(select_present(conn, "sessions", COLUMNS))
-    except StoreError as exc:
-        raise SourceError(str(exc)) from None
+    rows = read_table(db, "sessions", COLUMNS)
     sessions = []
     for row in rows:
         sid = text(row["session_id"])

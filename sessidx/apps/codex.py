@@ -15,7 +15,10 @@ from sessidx.apps.base import (
     AppPlan,
     ArgvBuilder,
     Source,
+    SourceError,
     one,
+    read_table,
+    report,
     source_for_file,
     stamp_or_none,
 )
@@ -134,17 +137,16 @@ def _ms(row: dict[str, Any]) -> int:
 
 
 def load_database(db: str, home: str) -> list[Session]:
-    from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
-
     names = _thread_names(os.path.join(home, "session_index.jsonl"))
     archived_dir = os.path.join(home, "archived_sessions")
     moved: dict[str, str] | None = None
     sessions = []
     try:
-        with snapshot(db) as conn:
-            rows = list(select_present(conn, "threads", THREAD_COLUMNS))
-    except StoreError:
-        return load_rollouts(home, names)  # the database is broken: the files still say it all
+        rows = read_table(db, "threads", THREAD_COLUMNS, strict=True)
+    except SourceError as exc:
+        # The database is damaged: the rollouts still say it all, and build -v says so.
+        report(f"{exc}; listed from the rollout files instead")
+        return load_rollouts(home, names)
     for row in rows:
         tid = text(row["id"])
         if tid is None or is_subagent(row["source"], row["thread_source"]):

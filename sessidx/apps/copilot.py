@@ -13,7 +13,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.apps.base import (
+    LOOSE_REASON,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    SourceError,
+    one,
+    read_table,
+    report,
+    stamp_or_none,
+)
 from sessidx.model import Session
 from sessidx.readers import iso_ms, open_transcript, read_small_text, stamp, subdirs, text
 
@@ -53,15 +63,12 @@ class _Store:
     def row(self, sid: str) -> dict[str, object]:
         if self.rows is None:
             self.rows = {}
-            from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
-
             try:
-                with snapshot(self.db) as conn:
-                    for r in select_present(conn, "sessions", ["id", "summary", "updated_at", "branch", "cwd"]):
-                        if isinstance(r["id"], str):
-                            self.rows[r["id"]] = r
-            except StoreError:
-                pass  # workspace.yaml alone still lists the session
+                for r in read_table(self.db, "sessions", ["id", "summary", "updated_at", "branch", "cwd"]):
+                    if isinstance(r["id"], str):
+                        self.rows[r["id"]] = r
+            except SourceError as exc:
+                report(f"{exc}; sessions listed from workspace.yaml alone")
         return self.rows.get(sid, {})
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_table, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import files, read_small_json, stamp, subdirs, text
 
@@ -65,13 +65,7 @@ class OpenCode:
         )
 
     def load_database(self, db: str) -> list[Session]:
-        from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
-
-        try:
-            with snapshot(db) as conn:
-                rows = list(select_present(conn, "session", COLUMNS))
-        except StoreError as exc:
-            raise SourceError(str(exc)) from None
+        rows = read_table(db, "session", COLUMNS)
         return [self._session(sid, row, db) for row in rows
                 if (sid := text(row["id"])) and not row["parent_id"]]
 

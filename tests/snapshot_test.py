@@ -1,0 +1,161 @@
+"""SQLite stores read through a consistent private copy: live writers, hot journals, damage."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from homes import CodexThread, write_codex_home
+
+from sessidx import sqlite_snapshot
+from sessidx.apps import APPS
+from sessidx.config import current_env
+from sessidx.index import build
+from tests.conftest import run_cli
+
+
+def codex_titles(index_problems: list[str] | None = None) -> dict[str, str | None]:
+    index = build(current_env(), [APPS["codex"]])
+    if index_problems is not None:
+        index_problems += index.problems
+    return {s.id: s.title for s in index.sessions}
+
+
+def test_a_truncate_checkpoint_during_the_copy_is_not_a_torn_snapshot(home, monkeypatch):
+    """Once: the database copied, then a writer moved the WAL into it and emptied the WAL, then the
+    empty WAL copied: every row that lived in the WAL was gone, silently."""
+    threads = [CodexThread(cwd=f"/w/{i}", title=f"before {i}") for i in range(3)]
+    codex = write_codex_home(home, threads)  # the rows live in the WAL, as Codex leaves them
+    db = codex / "state_5.sqlite"
+    real_copy = sqlite_snapshot._copy
+    writes = []
+
+    def copy_then_write(source: str, target: Path) -> None:
+        real_copy(source, target)
+        if source == str(db) and not writes:  # the main file is copied; its WAL is next
+            writer = sqlite3.connect(db)
+            writer.execute("update threads set title = 'after' where id = ?", (threads[0].thread_id,))
+            writer.commit()
+            assert writer.execute("pragma wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+            writer.close()
+            writes.append(1)
+
+    monkeypatch.setattr(sqlite_snapshot, "_copy", copy_then_write)
+    problems: list[str] = []
+    titles = codex_titles(problems)
+    assert writes and titles == {threads[0].thread_id: "after", threads[1].thread_id: "before 1",
+                                 threads[2].thread_id: "before 2"}
+    assert problems == []
+
+
+def test_a_live_writer_checkpointing_with_truncate(home):
+    """A real writer process inserting threads and checkpointing (TRUNCATE) as fast as it can:
+    every snapshot sees at least the threads committed before it began."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/0")])
+    db = codex / "state_5.sqlite"
+    committed = codex.parent / "committed"
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import sqlite3, time, uuid
+db = sqlite3.connect({str(db)!r})
+row = list(db.execute("select * from threads").fetchone())
+deadline = time.time() + 3
+n = 1
+while time.time() < deadline:
+    row[0] = str(uuid.uuid4())
+    db.execute(f"insert into threads values ({{','.join('?' * len(row))}})", row)
+    db.commit()
+    n += 1
+    open({str(committed)!r} + ".tmp", "w").write(str(n))
+    __import__("os").replace({str(committed)!r} + ".tmp", {str(committed)!r})
+    db.execute("pragma wal_checkpoint(TRUNCATE)")
+"""])
+    try:
+        seen = []
+        deadline = time.time() + 2.5
+        while time.time() < deadline:
+            floor = int(committed.read_text()) if committed.exists() else 1
+            with sqlite_snapshot.snapshot(db) as conn:
+                count = conn.execute("select count(*) from threads").fetchone()[0]
+            assert count >= floor
+            seen.append(count)
+    finally:
+        writer.wait(timeout=10)
+    assert len(seen) > 10 and seen[-1] > seen[0]
+
+
+def test_a_hot_rollback_journal_is_rolled_back_in_the_copy(home):
+    """A writer died mid-transaction in rollback-journal mode: its pages are in the database
+    file, the originals in `-journal`. Its uncommitted titles must not be listed."""
+    threads = [CodexThread(cwd=f"/w/{i}", title=f"committed {i}") for i in range(200)]
+    codex = write_codex_home(home, threads, wal=False)
+    db = codex / "state_5.sqlite"
+    subprocess.run([sys.executable, "-c", f"""
+import os, sqlite3
+c = sqlite3.connect({str(db)!r}, isolation_level=None)
+c.execute("pragma cache_size=2")  # spill dirty pages into the database file before the commit
+c.execute("begin")
+c.execute("update threads set title = 'uncommitted ' || substr(title, 11)")
+os._exit(0)
+"""], check=True)
+    assert Path(f"{db}-journal").stat().st_size > 0
+    titles = codex_titles()
+    assert len(titles) == 200 and not [t for t in titles.values() if t and t.startswith("uncommitted")]
+    assert Path(f"{db}-journal").exists()  # the original is left as it was
+
+
+def damage_text(db: Path, old: bytes) -> None:
+    data = db.read_bytes()
+    assert old in data
+    db.write_bytes(data.replace(old, b"\xff\xfe" + old[2:], 1))
+
+
+def test_a_damaged_codex_database_falls_back_to_the_rollouts_loudly(home):
+    threads = [CodexThread(cwd=f"/w/{i}", title=f"thread title {i}") for i in range(8)]
+    codex = write_codex_home(home, threads, wal=False)
+    damage_text(codex / "state_5.sqlite", b"thread title 3")
+    listed = [json.loads(line) for line in run_cli("list", "--json").stdout.splitlines()]
+    assert sorted(s["id"] for s in listed) == sorted(t.thread_id for t in threads)
+    done = run_cli("build", "-v")
+    assert "listed from the rollout files instead" in done.stderr
+
+
+def test_a_page_of_junk_falls_back_to_the_rollouts(home):
+    threads = [CodexThread(cwd=f"/w/{i}", title=f"t{i}" * 200) for i in range(40)]
+    codex = write_codex_home(home, threads, wal=False)
+    db = codex / "state_5.sqlite"
+    data = bytearray(db.read_bytes())
+    page = 4096
+    data[2 * page: 3 * page] = os.urandom(page)
+    db.write_bytes(bytes(data))
+    ids = {json.loads(line)["id"] for line in run_cli("list", "--json").stdout.splitlines()}
+    assert ids == {t.thread_id for t in threads}
+
+
+def test_bad_text_in_a_store_without_fallback_keeps_its_other_sessions(home, realdata):
+    """opencode has no files to fall back on: a title that is not UTF-8 costs that title only."""
+    import shutil
+
+    source = realdata("opencode-home")
+    shutil.copytree(source, home, dirs_exist_ok=True)
+    before = {json.loads(line)["id"] for line in run_cli("list", "--json", "--app", "opencode").stdout.splitlines()}
+    db = next(home.rglob("opencode.db"))
+    conn = sqlite3.connect(db)
+    title = conn.execute("select title from session where parent_id is null limit 1").fetchone()[0]
+    conn.execute("pragma wal_checkpoint(TRUNCATE)")
+    conn.close()
+    damage_text(db, title.encode())
+    after = [json.loads(line) for line in run_cli("list", "--json", "--app", "opencode").stdout.splitlines()]
+    assert {s["id"] for s in after} == before and len(before) > 1
+
+
+def test_a_store_over_the_copy_cap_is_read_in_place_and_said(home, monkeypatch):
+    write_codex_home(home, [CodexThread(cwd="/w", title="capped")], wal=False)
+    monkeypatch.setattr(sqlite_snapshot, "COPY_CAP", 1024)
+    problems: list[str] = []
+    assert list(codex_titles(problems).values()) == ["capped"]
+    assert any("not copied" in p for p in problems)
