@@ -68,7 +68,10 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--bind=start:reload-sync({me} lines)",
     ]
     if extra_opts:
-        cmd += shlex.split(extra_opts)
+        try:
+            cmd += shlex.split(extra_opts)
+        except ValueError as exc:  # "No closing quotation", "No escaped character"
+            raise SessidxError(f"SESSIDX_FZF_OPTS is not a list of shell words ({exc}): {extra_opts}") from None
     # fzf runs preview and reload through $SHELL; sh keeps that POSIX whatever the login shell.
     env = {**os.environ, "SHELL": "/bin/sh"}
     try:

@@ -3,8 +3,8 @@
 Measured on a real machine (40 Claude transcripts, median 168 MB): what a list needs sits
 in the first lines (cwd and branch by line 2) and in the last 512 KiB (a title record in
 40 of 40); no line among the first 80 was over 256 KiB. So the head is 80 lines, each capped
-at 256 KiB (a longer line, such as a pasted image, is skipped without being held), and the
-tail is the last 512 KiB with its cut first piece dropped.
+at 256 KiB (a longer line, such as a pasted image, is skipped without being held), and no
+more than 32 MiB read in all; the tail is the last 512 KiB with its cut first piece dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 HEAD_LINES = 80
 LINE_CAP = 256 * 1024
 TAIL_BYTES = 512 * 1024
+HEAD_BUDGET = 32 * 1024 * 1024  # every byte the head may read, skipped long lines included
 SMALL_JSON_CAP = 4 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -68,19 +69,29 @@ def parse_record(line: bytes | bytearray) -> Record | None:
     return value if isinstance(value, dict) else None
 
 
-def _head_lines(f: BufferedReader, max_lines: int, line_cap: int, start: int | None = None) -> Iterator[bytes]:
-    """Up to `max_lines` lines from `start` (or where f stands); a line over the cap is skipped."""
+def _head_lines(f: BufferedReader, max_lines: int, line_cap: int, start: int | None = None,
+                budget: int = HEAD_BUDGET) -> Iterator[bytes]:
+    """Up to `max_lines` lines from `start` (or where f stands); a line over the cap is skipped.
+    No more than `budget` bytes are read in all, skipped ones included: a 2 GB line without a
+    newline ends the head, it is not read to its end."""
     if start is not None:
         f.seek(start)
     for _ in range(max_lines):
-        line = f.readline(line_cap + 1)
+        line = f.readline(min(line_cap + 1, budget))
+        budget -= len(line)
         if not line:
             return
         if len(line) > line_cap and not line.endswith(b"\n"):
-            # Over the cap: skip to the end of this line in bounded chunks.
-            while (chunk := f.readline(_SKIP_CHUNK)) and not chunk.endswith(b"\n"):
-                pass
+            # Over the cap: skip to the end of this line in bounded chunks, within the budget.
+            while budget > 0 and (chunk := f.readline(min(_SKIP_CHUNK, budget))):
+                budget -= len(chunk)
+                if chunk.endswith(b"\n"):
+                    break
+            else:
+                return
             continue
+        if budget <= 0 and not line.endswith(b"\n"):
+            return  # cut by the budget: not a whole line
         yield line
 
 

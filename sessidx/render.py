@@ -81,11 +81,16 @@ _WIDE = ((0x1100, 0x115F), (0x2E80, 0x303E), (0x3041, 0x33FF), (0x3400, 0x4DBF),
          (0x20000, 0x3FFFD))
 
 
+def _char_columns(ch: str) -> int:
+    o = ord(ch)
+    return 2 if o >= 0x1100 and any(lo <= o <= hi for lo, hi in _WIDE) else 1
+
+
 def columns(value: str) -> int:
     """How many terminal columns `value` takes."""
     if value.isascii():
         return len(value)
-    return sum(2 if any(lo <= ord(ch) <= hi for lo, hi in _WIDE) else 1 for ch in value)
+    return sum(map(_char_columns, value))
 
 
 def pad(value: str, width: int) -> str:
@@ -94,12 +99,17 @@ def pad(value: str, width: int) -> str:
 
 
 def shorten_left(value: str, width: int) -> str:
-    """At most `width` columns, cut on the left: the end of a path is what tells folders apart."""
-    if columns(value) <= width:
+    """At most `width` columns, cut on the left: the end of a path is what tells folders apart.
+    One pass from the right, so a 4,000-character folder costs what its kept end costs."""
+    if len(value) <= width and columns(value) <= width:
         return value
-    while columns(value) > width - 1:
-        value = value[1:]
-    return "…" + value
+    if value.isascii():
+        return "…" + value[len(value) - (width - 1):] if width > 1 else "…"[:width]
+    room, start = width - 1, len(value)
+    while start > 0 and (w := _char_columns(value[start - 1])) <= room:
+        room -= w
+        start -= 1
+    return "…" + value[start:]
 
 
 def age(mtime_ms: int, now: float | None = None) -> str:
@@ -115,14 +125,22 @@ def _ago(mtime_ms: int) -> str:
     return text if text == "now" else f"{text} ago"
 
 
+ID_WIDTH_MAX = 36  # a whole UUID; longer ids are cut in lists (the picker passes the whole id)
+
+
 def id_width(sessions: list[Session]) -> int:
-    """The shortest prefix length (at least 8) that tells these ids apart (UUIDv7s share 8)."""
-    ids = {s.id for s in sessions}
+    """The shortest prefix length (at least 8, at most 36) that tells these ids apart (UUIDv7s
+    share their first 8). Neighbours in sorted order share the longest prefixes, so one pass
+    over them finds it, however long the ids or their shared start."""
+    ids = sorted({s.id for s in sessions})
+    need = 8
+    for a, b in zip(ids, ids[1:]):
+        common = len(os.path.commonprefix([a, b]))
+        need = max(need, common + 1)
+        if need >= ID_WIDTH_MAX:
+            return ID_WIDTH_MAX
     longest = max(map(len, ids), default=8)
-    width = 8
-    while width < longest and len({i[:width] for i in ids}) < len(ids):
-        width += 1 if width < 12 else 4
-    return min(width, longest) if ids else 8
+    return min(need, longest) if ids else 8
 
 
 def size(nbytes: int | None) -> str:

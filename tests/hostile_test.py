@@ -108,3 +108,24 @@ def test_a_latin1_locale_lists_previews_and_finds_unicode_folders(home, tmp_path
     assert bash
     ran = subprocess.run([bash, "--norc", "-c", line.replace("&& claude", "&& pwd #")], capture_output=True)
     assert ran.stdout.decode().strip() == str(folder)
+
+
+def test_a_newline_in_a_session_id_is_skipped_and_said(home):
+    """Once: the picker row split in two (3 rows for 2 sessions) and Enter failed."""
+    good = ClaudeSession(cwd="/w/good", prompt="good one")
+    good.write(home)
+    odd = ClaudeSession(cwd="/w/odd", prompt="odd one", session_id="nl\nid")
+    odd.write(home)
+    rows = run_cli("lines").stdout.splitlines()
+    assert len(rows) == 1 and rows[0].startswith(f"claude:{good.session_id}\t")
+    done = run_cli("build", "-v")
+    assert "whose id holds control characters" in done.stderr and unsafe(done.stderr) == []
+
+
+@pytest.mark.parametrize("opts", ["--bind 'ctrl-a:abort", '--header "open', "--prompt \\"])
+def test_unbalanced_quotes_in_fzf_opts_are_a_clear_error(opts):
+    from sessidx.errors import SessidxError
+    from sessidx.picker import run_fzf
+
+    with pytest.raises(SessidxError, match="SESSIDX_FZF_OPTS is not a list of shell words"):
+        run_fzf(["claude:x\tx"], "", "/bin/false", opts, "bash")

@@ -170,3 +170,26 @@ def test_newest_having_a_key_is_the_filtered_newest(tmp_path_factory, records, t
         everything = list(t.newest(*wanted))
         having = list(t.newest(*wanted, having="permissionMode"))
     assert having == [r for r in everything if "permissionMode" in r]
+
+
+def bytes_read() -> int:
+    with open("/proc/self/io") as f:
+        return int(next(line for line in f if line.startswith("rchar:")).split()[1])
+
+
+def test_a_2gb_line_without_a_newline_is_not_read_to_its_end(tmp_path):
+    """Once read end to end by the head (2,149 MB in 524,337 reads)."""
+    from sessidx.apps.claude import parse_transcript
+    from sessidx.readers import HEAD_BUDGET
+
+    folder = tmp_path / "-w"
+    folder.mkdir()
+    path = folder / "huge.jsonl"
+    with open(path, "wb") as f:
+        f.write(b'{"type":"user","cwd":"/w","message":{"content":"first prompt"}}\n{"type":"image","data":"')
+        f.truncate(2 * 1024**3)  # sparse: costs no disk, reads as zeros
+    before = bytes_read()
+    session = parse_transcript(str(path), "-w", "")
+    spent = bytes_read() - before
+    assert session is not None and session.title == "first prompt" and session.cwd == "/w"
+    assert spent < HEAD_BUDGET + 2 * 1024 * 1024, f"{spent >> 20} MiB read"

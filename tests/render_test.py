@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from sessidx.model import Session
 from sessidx.render import clean, columns, pad, picker_lines, shorten_left, table
 
@@ -45,3 +48,45 @@ def test_picker_puts_this_folders_sessions_first_newest_first_within():
     elsewhere = Session("codex", "away", "/w/else", None, "e", 9_000, 1, None, None, None, None, None)
     keys = [line.split("\t", 1)[0] for line in picker_lines([elsewhere, newer_here, older_here], here="/w/here")]
     assert keys == ["claude:here-new", "claude:here-old", "codex:away"]
+
+
+@given(value=st.text(max_size=300), width=st.integers(min_value=1, max_value=80))
+def test_shorten_left_keeps_the_longest_end_that_fits(value, width):
+    cut = shorten_left(value, width)
+    assert columns(cut) <= width
+    if cut != value:
+        kept = cut[1:]
+        assert cut.startswith("…") and value.endswith(kept)
+        longer = value[len(value) - len(kept) - 1:]
+        assert columns(longer) > width - 1  # one more character would not have fitted
+
+
+def test_shortening_a_4000_character_folder_is_one_pass(monkeypatch):
+    """Once quadratic: 1.3 s per session for a legal 4,081-byte non-ASCII folder."""
+    from sessidx import render
+
+    calls = []
+    real = render._char_columns
+    monkeypatch.setattr(render, "_char_columns", lambda ch: calls.append(1) or real(ch))
+    folder = "/" + "ü日" * 1360
+    cut = shorten_left(folder, 36)
+    assert columns(cut) <= 36 and cut.endswith("ü日")
+    assert len(calls) <= 2 * len(folder) + 40
+
+
+def test_ids_sharing_a_very_long_prefix():
+    """Once an endless loop: Codex ids sharing a 5,000-character prefix."""
+    import signal
+
+    from sessidx.render import ID_WIDTH_MAX, id_width
+
+    signal.alarm(20)  # a hang guard, not a speed goal
+    try:
+        prefix = "01a2294c" * 625
+        ids = [session("/w", sid=f"{prefix}{i:04d}") for i in range(500)]
+        assert id_width(ids) == ID_WIDTH_MAX
+        assert id_width([session("/w", sid="abc"), session("/w", sid="abd")]) == 3
+        assert id_width([session("/w", sid="01a2294c-8f8c"), session("/w", sid="01a2294c-9de4")]) == 10
+        assert id_width([]) == 8
+    finally:
+        signal.alarm(0)
