@@ -22,15 +22,17 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from sessidx.apps.base import App
+    from sessidx.apps.base import App, Source
 
-# Entries: key -> [app, stamp, rows, problems]. The package version and the record's fields
-# are part of it: a new release or a new field may read the same files differently, so its
-# cache starts afresh. The file is marshal, not JSON: loading it is a tenth of the cost on
-# every key press. It only ever holds plain lists, strings and numbers, lives in the user's
-# own cache folder, and every row is checked field by field before use; marshal's format is
-# tied to the Python version, which is part of the key.
-CACHE_VERSION = f"7/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+# The file: {"version": CACHE_VERSION, "apps": {app: [stamps, rows, notes]}}, three dicts keyed
+# by source: its stamp (a tuple), its rows (each a list of the Session fields in slot order) and
+# what went wrong reading it (only sources with problems). The package version and the fields
+# are part of the version: a new release may read the same files differently, so its cache
+# starts afresh. marshal, not JSON: loading it is a tenth of the cost on every key press. It
+# only ever holds plain dicts, lists, tuples, strings and numbers, lives in the user's own
+# cache folder, and every row is checked field by field before use; marshal's format is tied
+# to the Python version, which is part of the key too.
+CACHE_VERSION = f"9/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 
 
 class Index:
@@ -67,7 +69,8 @@ _HOME_VARS = {
 }
 
 
-def _read_cache(path: str | None, problems: list[str]) -> dict[str, Any]:
+def _read_cache(path: str | None, problems: list[str]) -> dict[str, list[dict[Any, Any]]]:
+    """app -> [stamps, rows, notes]: three dicts keyed by source (see CACHE_VERSION)."""
     data, problem = cache.read(path)
     if problem:
         problems.append(problem)
@@ -79,52 +82,36 @@ def _read_cache(path: str | None, problems: list[str]) -> dict[str, Any]:
         return {}
     if not isinstance(loaded, dict) or loaded.get("version") != CACHE_VERSION:
         return {}
-    sources = loaded.get("sources")
-    return sources if isinstance(sources, dict) else {}
+    parts = loaded.get("apps")
+    if not isinstance(parts, dict):
+        return {}
+    return {app: part for app, part in parts.items()
+            if type(part) is list and len(part) == 3 and all(type(d) is dict for d in part)}
 
 
 _N = type(None)
 # The type each Session field may hold, in slot order: a damaged row is one that breaks this.
-_ROW_TYPES = ({str}, {str}, {str, _N}, {str, _N}, {str, _N}, {int}, {int, _N}, {str, _N}, {str, _N}, {str, _N},
-              {str, _N}, {str, _N}, {bool}, {str, _N})
+_ROW_TYPES: tuple[set[type], ...] = (
+    {str}, {str}, {str, _N}, {str, _N}, {str, _N}, {int}, {int, _N}, {str, _N}, {str, _N}, {str, _N},
+    {str, _N}, {str, _N}, {bool}, {str, _N},
+)
 assert len(_ROW_TYPES) == FIELD_COUNT
-
-
-def _entry(value: Any, apps: set[str]) -> tuple[str, list[Any], list[Session], list[str]] | None:
-    """A cache entry of one of `apps`, checked field by field; None if foreign or damaged."""
-    if not (type(value) is list and len(value) == 4):
-        return None
-    app, stamp, rows, problems = value
-    if type(app) is not str or app not in apps or type(rows) is not list or type(problems) is not list:
-        return None
-    for r in rows:
-        if not (type(r) is list and len(r) == FIELD_COUNT and r[0] == app
-                and all(map(set.__contains__, _ROW_TYPES, map(type, r)))):  # type: ignore[arg-type]
-            return None
-    if not all(type(p) is str for p in problems):
-        return None
-    return app, stamp, [Session(*r) for r in rows], problems
-
-
 def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat."""
-    from sessidx.apps import APPS
-    from sessidx.apps.base import report, take_reports
-
     path = cache_path(env)
     problems: list[str] = []
     cached = _read_cache(path, problems)
     app_list = list(apps)
-    names = {app.name for app in app_list}
     if not refresh and cached:
-        sessions = []
-        for value in cached.values():
-            if entry := _entry(value, names):
-                sessions += entry[2]
-        return Index(_newest_first(sessions), problems=problems, env=env)
+        listed: list[Session] = []
+        for app in app_list:
+            stamps, rows, notes = cached.get(app.name) or ({}, {}, {})
+            listed += _checked(app.name, rows, rows.keys()) or []
+            problems += _notes_of(notes, rows.keys())
+        return Index(_newest_first(listed), problems=problems, env=env)
 
-    fresh: dict[str, Any] = {}
-    sessions = []
+    fresh = dict(cached)  # apps not asked for this time keep their part
+    sessions: list[Session] = []
     timings: dict[str, float] = {}
     changed = False
     for app in app_list:
@@ -134,37 +121,119 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
         except Exception as exc:  # a broken store must not hide the other apps
             problems.append(f"{app.name}: cannot list its sessions: {exc}")
             sources = []
-        for source in sources:
-            stamp = list(source.stamp)
-            value = cached.get(source.key)
-            entry = _entry(value, {app.name}) if value is not None else None
-            if entry is not None and entry[1] == stamp:
-                fresh[source.key] = value
-                sessions += entry[2]
-                problems += entry[3]
-                continue
-            changed = True
-            take_reports()
-            try:
-                loaded = source.read()
-            except Exception as exc:  # bad input is skipped, never a traceback
-                loaded = []
-                report(f"{source.key}: skipped: {exc}")
-            notes = take_reports()
-            loaded = _valid(loaded, source.key, notes)
-            fresh[source.key] = [app.name, stamp, [list(s) for s in loaded], notes]
-            sessions += loaded
-            problems += notes
+        part, app_changed = _refresh_app(app.name, sources, cached.get(app.name), sessions, problems)
+        fresh[app.name] = part
+        changed |= app_changed
         timings[app.name] = (time.perf_counter() - started) * 1000
-    # Entries of apps not asked for this time stay in the cache.
-    for key, value in cached.items():
-        if key not in fresh and _entry(value, set(APPS) - names):
-            fresh[key] = value
-    if (changed or fresh.keys() != cached.keys()) and (
-        problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "sources": fresh}))
-    ):
+    if changed and (problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "apps": fresh}))):
         problems.append(problem)
     return Index(_newest_first(sessions), timings, problems, env)
+
+
+def _refresh_app(name: str, sources: list[Source], part: list[dict[Any, Any]] | None, sessions: list[Session],
+                 problems: list[str]) -> tuple[list[dict[Any, Any]], bool]:
+    """One app's sessions into `sessions`: cached rows of unchanged sources, the rest read anew.
+    Returns the app's new cache part and whether it differs from the old one.
+
+    Unchanged sources are found with set operations on (key, stamp) pairs, so a warm run does
+    no Python-level work per source beyond the app's own stat."""
+    from operator import attrgetter
+
+    old_stamps, old_rows, old_notes = part or ({}, {}, {})
+    current = dict(map(attrgetter("key", "stamp"), sources))
+    if current == old_stamps and old_rows.keys() == current.keys():
+        same: Any = old_rows.keys()  # nothing changed: the usual key press
+    else:
+        try:
+            unchanged = dict(current.items() & old_stamps.items())
+        except TypeError:  # an unhashable stamp: a damaged cache
+            unchanged = {}
+        same = [key for key in old_rows if key in unchanged]  # in stored order: rows stay close in memory
+    kept = _checked(name, old_rows, same)
+    if kept is None:  # damaged rows: read those sources again
+        same = [key for key in same if _checked(name, old_rows, [key]) is not None]
+        kept = _checked(name, old_rows, same) or []
+    same = set(same) if len(same) < len(current) else same
+    rows = {key: old_rows[key] for key in same} if len(same) < len(old_rows) else old_rows
+    notes = {key: old_notes[key] for key in old_notes.keys() & same}
+    problems += _notes_of(notes, notes.keys())
+    sessions += kept
+    for source in (s for s in sources if s.key not in same) if len(same) < len(current) else ():
+        loaded, source_notes = _read(source)
+        rows[source.key] = [_cache_row(s) for s in loaded]
+        if source_notes:
+            notes[source.key] = source_notes
+        sessions += loaded
+        problems += source_notes
+    changed = len(same) < len(current) or current.keys() != old_stamps.keys()
+    if changed:  # stored newest first: the next warm run finds its rows already in order
+        rows = dict(sorted(rows.items(), key=_newest_row, reverse=True))
+    return [current, rows, notes], changed
+
+
+def _newest_row(item: tuple[Any, list[list[Any]]]) -> tuple[int, str, str]:
+    rows = item[1]
+    return (rows[0][5], rows[0][0], rows[0][1]) if rows else (0, "", "")
+
+
+def _read(source: Source) -> tuple[list[Session], list[str]]:
+    """A source's sessions and what went wrong reading it: bad input is skipped, never raised."""
+    from sessidx.apps.base import report, take_reports
+
+    take_reports()
+    try:
+        loaded = source.read()
+    except Exception as exc:
+        loaded = []
+        report(f"{source.key}: skipped: {exc}")
+    notes = take_reports()
+    return _valid(loaded, source.key, notes), notes
+
+
+def _notes_of(notes: dict[Any, Any], keys: Iterable[Any]) -> list[str]:
+    out = []
+    for key in keys:
+        value = notes.get(key)
+        if type(value) is list and all(type(p) is str for p in value):
+            out += value
+    return out
+
+
+# Fields whose values repeat across sessions (an app, a folder, a model): interned when cached,
+# marshal writes each once and a reference after, and loading builds each string once.
+_REPEATING = (0, 2, 3, 7, 8, 9, 10, 13)
+
+
+def _cache_row(session: Session) -> list[Any]:
+    row = list(session)
+    for i in _REPEATING:
+        if type(row[i]) is str:
+            row[i] = sys.intern(row[i])
+    return row
+
+
+def _checked(app: str, rows_by_key: dict[Any, Any], keys: Iterable[Any]) -> list[Session] | None:
+    """The sessions cached under `keys`, or None if any row is damaged. Checked in bulk with
+    the loops in C: each row's field types form a signature, and each distinct signature (rows
+    share a handful) is checked once in Python."""
+    from itertools import chain, repeat, starmap
+    from operator import itemgetter
+
+    try:
+        row_lists = list(map(rows_by_key.__getitem__, keys))
+        if not set(map(type, row_lists)) <= {list}:
+            return None
+        rows = list(chain.from_iterable(row_lists))
+        if not (set(map(type, rows)) <= {list} and set(map(itemgetter(0), rows)) <= {app}
+                and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))):
+            return None
+    except (KeyError, TypeError, IndexError):  # a key without rows, unhashable junk, an empty row
+        return None
+    return list(starmap(Session, rows))
+
+
+def _signature_ok(signature: tuple[type, ...]) -> bool:
+    return len(signature) == FIELD_COUNT and all(t in allowed for t, allowed in zip(signature, _ROW_TYPES, strict=True))
 
 
 def _valid(sessions: list[Session], key: str, notes: list[str]) -> list[Session]:
@@ -177,7 +246,17 @@ def _valid(sessions: list[Session], key: str, notes: list[str]) -> list[Session]
 
 
 def _newest_first(sessions: list[Session]) -> list[Session]:
-    return sorted(sessions, key=lambda s: (s.mtime, s.app, s.id), reverse=True)
+    """Newest first; sessions of the same millisecond by app and id, so the order is stable."""
+    from operator import attrgetter
+
+    mtimes = list(map(attrgetter("mtime"), sessions))
+    if mtimes == sorted(mtimes, reverse=True) and len(sessions) > 1:
+        keys = list(map(attrgetter("mtime", "app", "id"), sessions))
+        if keys == sorted(keys, reverse=True):
+            return sessions  # stored newest first, and nothing changed: the usual key press
+    if len(set(mtimes)) < len(mtimes):  # ties: the full key (costs a tuple per session)
+        return sorted(sessions, key=attrgetter("mtime", "app", "id"), reverse=True)
+    return sorted(sessions, key=attrgetter("mtime"), reverse=True)
 
 
 def load(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:

@@ -10,6 +10,8 @@ from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from sessidx.resume import Plan
 
 # What never reaches a terminal raw: C0 and C1 controls and DEL (escape sequences start with
@@ -113,11 +115,19 @@ def shorten_left(value: str, width: int) -> str:
 
 
 def age(mtime_ms: int, now: float | None = None) -> str:
-    seconds = max(0.0, (now or time.time()) - mtime_ms / 1000)
-    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+    """`now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y` (a chain of ifs: this runs once per row)."""
+    seconds = (now or time.time()) - mtime_ms / 1000
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m" if seconds >= 60 else "now"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    if seconds < 7 * 86400:
+        return f"{int(seconds // 86400)}d"
+    if seconds < 30 * 86400:
+        return f"{int(seconds // (7 * 86400))}w"
+    if seconds < 365 * 86400:
+        return f"{int(seconds // (30 * 86400))}mo"
+    return f"{int(seconds // (365 * 86400))}y"
 
 
 def _ago(mtime_ms: int) -> str:
@@ -132,11 +142,17 @@ def id_width(sessions: list[Session]) -> int:
     """The shortest prefix length (at least 8, at most 36) that tells these ids apart (UUIDv7s
     share their first 8). Neighbours in sorted order share the longest prefixes, so one pass
     over them finds it, however long the ids or their shared start."""
-    ids = sorted({s.id for s in sessions})
+    distinct = {s.id for s in sessions}
+    if len({i[:8] for i in distinct}) == len(distinct):
+        return min(8, max(map(len, distinct))) if distinct else 8  # random ids (UUIDv4) differ early
+    ids = sorted({i[: ID_WIDTH_MAX + 1] for i in distinct})
+    if len(ids) < len(distinct):
+        return ID_WIDTH_MAX  # some differ only past the widest column
     need = 8
-    for a, b in zip(ids, ids[1:]):
-        common = len(os.path.commonprefix([a, b]))
-        need = max(need, common + 1)
+    for a, b in zip(ids, ids[1:], strict=False):
+        if a[:need] != b[:need]:
+            continue  # told apart within the width found so far
+        need = len(os.path.commonprefix([a, b])) + 1
         if need >= ID_WIDTH_MAX:
             return ID_WIDTH_MAX
     longest = max(map(len, ids), default=8)
@@ -154,18 +170,65 @@ def size(nbytes: int | None) -> str:
     return f"{nbytes} B"
 
 
+def shorten_right(value: str, width: int) -> str:
+    """At most `width` columns, cut on the right (a title, a branch: their start tells them apart)."""
+    if len(value) <= width and (value.isascii() or columns(value) <= width):
+        return value
+    if value.isascii():
+        return value[: width - 1] + "…" if width > 0 else ""
+    room, end = width - 1, 0
+    while end < len(value) and (w := _char_columns(value[end])) <= room:
+        room -= w
+        end += 1
+    return value[:end] + "…"
+
+
+def _cells(values: Iterable[str | None], width: int, cut: Callable[[str, int], str]) -> dict[str | None, str]:
+    """Each distinct value cleaned, cut and padded to exactly `width` columns: folders and
+    branches repeat across sessions, so each is laid out once."""
+    return {v: pad(cut(clean(tilde(v) if cut is shorten_left else v), width), width) for v in set(values)}
+
+
+def _ages(sessions: list[Session], now: float) -> list[str]:
+    """Each session's age; sessions of the same minute share one (lists are newest first)."""
+    memo: dict[int, str] = {}
+    out = []
+    for s in sessions:
+        minute = int(now - s.mtime / 1000) // 60
+        text = memo.get(minute)
+        if text is None:
+            text = memo[minute] = age(s.mtime, now)
+        out.append(text)
+    return out
+
+
+def _plain_cells(values: list[str], width: int, cut: Callable[[str, int], str]) -> list[str]:
+    """Each value cleaned and cut to `width` columns; a list of plain short ASCII costs one check."""
+    joined = "".join(values)
+    if joined.isascii() and joined.isprintable() and max(map(len, values), default=0) <= width:
+        return values
+    return [cut(clean(v), width) for v in values]
+
+
+def _padded(values: list[str], width: int) -> list[str]:
+    if "".join(values).isascii():
+        return [v.ljust(width) for v in values]
+    return [pad(v, width) for v in values]
+
+
 def table(sessions: list[Session], width: int = 160) -> list[str]:
     """The human `list`: app, age, short id, branch, folder (with ~), title."""
-    lines = []
     iw = id_width(sessions)
-    now = time.time()
-    for s in sessions:
-        folder = shorten_left(clean(tilde(s.cwd)), 40)
-        branch = clean(s.branch, 20)
-        head = f"{s.app:<8} {age(s.mtime, now):>4}  {clean(s.id[:iw]):<{iw}}  {pad(branch, 20)}  {pad(folder, 40)}  "
-        flag = "[archived] " if s.archived else ""
-        lines.append(head + clean(flag + (s.title or ""), max(10, width - columns(head))))
-    return lines
+    folders = _cells((s.cwd for s in sessions), 40, shorten_left)
+    branches = _cells((s.branch for s in sessions), 20, shorten_right)
+    title_width = max(10, width - (8 + 1 + 4 + 2 + iw + 2 + 20 + 2 + 40 + 2))
+    ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw)
+    titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived else s.title or "" for s in sessions],
+                          title_width, shorten_right)
+    return [
+        f"{s.app:<8} {when:>4}  {sid}  {branches[s.branch]}  {folders[s.cwd]}  {title}"
+        for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
+    ]
 
 
 _DIM, _CYAN, _YELLOW, _RESET = "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
@@ -176,24 +239,18 @@ def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
     with spaces (fzf would draw tabs between shown fields as tab stops)."""
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
-    folders = [shorten_left(clean(tilde(s.cwd)), 36) for s in sessions]
-    fw = max(map(columns, folders), default=0)
-    branches = [clean(s.branch, 24) for s in sessions]
-    bw = max(map(columns, branches), default=0)
-    lines = []
+    fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
+    bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
+    folders = _cells((s.cwd for s in sessions), fw, shorten_left)
+    branches = _cells((s.branch for s in sessions), bw, shorten_right)
     iw = id_width(sessions)
-    now = time.time()
-    for s, folder, branch in zip(sessions, folders, branches, strict=True):
-        shown = "  ".join([
-            f"{_CYAN}{s.app:<8}{_RESET}",
-            f"{age(s.mtime, now):>4}",
-            f"{_DIM}{clean(s.id[:iw]):<{iw}}{_RESET}",
-            pad(folder, fw),
-            f"{_YELLOW}{pad(branch, bw)}{_RESET}",
-            clean(s.title, 200),
-        ])
-        lines.append(f"{s.key}\t{shown}")
-    return lines
+    ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw)
+    titles = _plain_cells([s.title or "" for s in sessions], 200, shorten_right)
+    return [
+        f"{s.app}:{s.id}\t{_CYAN}{s.app:<8}{_RESET}  {when:>4}  {_DIM}{sid}{_RESET}  {folders[s.cwd]}  "
+        f"{_YELLOW}{branches[s.branch]}{_RESET}  {title}"
+        for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
+    ]
 
 
 def preview(session: Session, plan: Plan, shell: str) -> list[str]:

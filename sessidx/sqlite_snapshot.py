@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-COPY_ATTEMPTS = 5
+COPY_ATTEMPTS = 8  # with back-off, at most about 0.35 s of waiting in all
 COPY_CAP = 512 * 1024 * 1024  # a store larger than this is opened in place (immutable) instead
 _COMPANIONS = ("-wal", "-journal")
 
@@ -112,7 +112,7 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connectio
         if attempt + 1 < COPY_ATTEMPTS:
             import time
 
-            time.sleep(0.01 * (attempt + 1))  # a writer mid-checkpoint is done within milliseconds
+            time.sleep(min(0.1, 0.005 * 2**attempt))  # a writer mid-checkpoint is done within milliseconds
     notes.append(f"{db}: changed during every one of {COPY_ATTEMPTS} copies")
     return None
 

@@ -113,7 +113,7 @@ def test_parallel_runs_never_corrupt_the_cache(home):
         t.join()
     assert not errors
     cache = Path(cache_path(env))
-    assert len(marshal.loads(cache.read_bytes())["sources"]) == 30
+    assert len(marshal.loads(cache.read_bytes())["apps"]["claude"][0]) == 30  # one stamp per transcript
     assert not [p for p in cache.parent.iterdir() if p.suffix == ".tmp"]
 
 
@@ -160,19 +160,18 @@ def good_row(**change: object) -> list[object]:
     good_row(bytes=1.5), good_row()[:-1],
 ])
 def test_a_damaged_cache_of_the_right_version_is_rebuilt(home, row, cli):
-    from sessidx.index import CACHE_VERSION as version
 
     path = ClaudeSession(cwd="/w", prompt="still here").write(home)
     env = current_env()
     build(env, ALL)
     cache = Path(cache_path(env))
-    entries = marshal.loads(cache.read_bytes())["sources"]
-    key = next(iter(entries))
-    entries[key][2] = [row]  # the rows only: the entry keeps its app, stamp and shape
-    cache.write_bytes(marshal.dumps({"version": version, "sources": entries}))
+    damaged = marshal.loads(cache.read_bytes())
+    rows = damaged["apps"]["claude"][1]
+    rows[next(iter(rows))] = [row]  # the rows only: stamps and shape stay as they were
+    cache.write_bytes(marshal.dumps(damaged))
     assert [s.title for s in build(env, ALL, refresh=False).sessions] == []
     for args in (["list"], ["lines"], ["preview", path.stem], ["resume", path.stem, "--json"]):
-        cache.write_bytes(marshal.dumps({"version": version, "sources": entries}))
+        cache.write_bytes(marshal.dumps(damaged))
         done = cli(*args)
         assert "Traceback" not in done.stderr, (args, done.stderr)
         assert path.stem[:8] in done.stdout, args

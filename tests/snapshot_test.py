@@ -54,8 +54,8 @@ def test_a_truncate_checkpoint_during_the_copy_is_not_a_torn_snapshot(home, monk
 
 
 def test_a_live_writer_checkpointing_with_truncate(home):
-    """A real writer process inserting threads and checkpointing (TRUNCATE) as fast as it can:
-    every snapshot sees at least the threads committed before it began."""
+    """A real writer process inserting a thread and checkpointing (TRUNCATE) every millisecond or
+    so: every snapshot sees at least the threads committed before it began."""
     codex = write_codex_home(home, [CodexThread(cwd="/w/0")])
     db = codex / "state_5.sqlite"
     committed = codex.parent / "committed"
@@ -73,6 +73,7 @@ while time.time() < deadline:
     open({str(committed)!r} + ".tmp", "w").write(str(n))
     __import__("os").replace({str(committed)!r} + ".tmp", {str(committed)!r})
     db.execute("pragma wal_checkpoint(TRUNCATE)")
+    time.sleep(0.001)
 """])
     try:
         seen = []

@@ -46,7 +46,7 @@ class Source(Fields):
     __slots__ = ("key", "stamp", "load", "args")
 
     def __init__(self, key: str, stamp: Stamp, load: Callable[..., list[Session]], *args: Any) -> None:
-        self.key = key  # unique across apps, usually the file's path
+        self.key = key  # unique across apps: a file's path (the row's `path` too, stored once), or app:store
         self.stamp = stamp  # changes whenever what `load` would return may change (sizes, mtimes)
         self.load = load  # `load(*args)` reads it; raises SourceError when it cannot
         self.args = args  # (not functools.partial: importing functools costs a key press time)
@@ -145,13 +145,13 @@ def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:
     return st if st is not None else (None, None)
 
 
-def source_for_file(key_prefix: str, path: str, extra: Stamp, load: Callable[..., list[Session]],
+def source_for_file(path: str, extra: Stamp, load: Callable[..., list[Session]],
                     *args: Any) -> Source | None:
     """A Source for one regular file, or None if it is gone or not a regular file."""
     st = stamp(path)
     if st is None:
         return None
-    return Source(f"{key_prefix}:{path}", st + extra, load, *args)
+    return Source(path, st + extra, load, *args)
 
 
 def one(session: Session | None) -> list[Session]:

@@ -15,12 +15,10 @@ from sessidx.model import Session
 from sessidx.readers import (
     Record,
     Transcript,
-    is_real_dir,
     mtime_ms,
     open_transcript,
     read_small_json,
-    scan,
-    stamp,
+    stamped_files,
     subdirs,
     text,
 )
@@ -37,6 +35,7 @@ _NON_ALNUM = r"[^A-Za-z0-9]"
 _FOLDER_CUT = 200
 UNKNOWN_BRANCHES = {"", "HEAD"}  # outside git, detached, or a non-ASCII name
 CONVERSATION = ("user", "assistant")
+_NO_SIDECAR = (None, None)
 
 
 def escape_cwd(cwd: str) -> str:
@@ -168,23 +167,17 @@ class Claude:
     def sources(self, env: Env) -> Iterator[Source]:
         # Runs on every key press over every transcript: one stat per file, little else.
         for project in subdirs(self.projects_dir(env)):
-            transcripts, folders = [], set()
-            for entry in scan(project.path):
-                name = entry.name
-                if name.endswith(".jsonl"):
-                    if not name.startswith("agent-"):  # sub-agent transcripts: nobody resumes them
-                        transcripts.append(entry.path)
-                elif is_real_dir(entry):
-                    folders.add(name)
-            for path in transcripts:
-                st = stamp(path)  # None for folders named *.jsonl, FIFOs, dangling links
-                if st is None:
-                    continue
-                stem = os.path.basename(path)[: -len(".jsonl")]
-                # `<id>/custom-title.json` is looked at only when `<id>/` exists.
-                sidecar = os.path.join(project.path, stem, "custom-title.json") if stem in folders else ""
-                extra = stamp_or_none(sidecar) if sidecar else (None, None)
-                yield Source(f"claude:{path}", st + extra, _load_one, path, project.name, sidecar)
+            # sub-agent transcripts (`agent-*`) are skipped: nobody resumes them
+            transcripts, folders = stamped_files(project.path, ".jsonl", skip_prefix="agent-")
+            prefix, folder_name = project.path + os.sep, project.name
+            for name, st in transcripts:
+                path = prefix + name
+                stem = name[:-6]  # len(".jsonl")
+                if stem in folders:  # `<id>/custom-title.json` is looked at only when `<id>/` exists
+                    sidecar = f"{prefix}{stem}{os.sep}custom-title.json"
+                    yield Source(path, st + stamp_or_none(sidecar), _load_one, path, folder_name, sidecar)
+                else:
+                    yield Source(path, st + _NO_SIDECAR, _load_one, path, folder_name, "")
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

@@ -270,7 +270,7 @@ class Codex:
             return one(parse_rollout(path, names, archived))
 
         for path, archived in _rollouts(home):
-            source = source_for_file("codex", path, index_stamp, parse, path, archived)
+            source = source_for_file(path, index_stamp, parse, path, archived)
             if source is not None:
                 yield source
 
