@@ -82,7 +82,7 @@ def current_branch(cwd: str) -> str | None:
 def make_plan(session: Session, env: Env, allow_permissive: bool = False) -> Plan:
     app = APPS[session.app]
     cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"))
-    decided = app.plan(session, cli, allow_permissive)
+    decided = app.plan(session, cli, allow_permissive, env)
     plan = Plan(
         app=session.app,
         id=session.id,
@@ -97,6 +97,8 @@ def make_plan(session: Session, env: Env, allow_permissive: bool = False) -> Pla
         plan.warnings.append(f"{app.program} is not on PATH")
     if decided.refusal:
         plan.error = decided.refusal
+    elif session.path and not os.path.exists(session.path):
+        plan.error = f"its files are gone: {session.path}"  # deleted since the list was made
     elif session.cwd is None:
         plan.error = "the session has no recorded folder"
     elif not os.path.isdir(session.cwd):

@@ -40,7 +40,7 @@ def git_repo(folder: Path, branch: str) -> Path:
         ("default", False, "default", []),
         ("acceptEdits", False, "default", ["--permission-mode acceptEdits"]),
         ("bypassPermissions", False, "default", ["--permission-mode bypassPermissions"]),
-        ("auto", False, "default", ["--permission-mode auto"]),
+        ("auto", False, "auto", []),  # the stub is 2.1.332, whose default is auto
         ("dontAsk", False, "default", ["--permission-mode dontAsk"]),
         ("bypassPermissions", True, "bypassPermissions", []),
     ],
@@ -85,8 +85,9 @@ def test_codex_strict_flags_explicit(home, tmp_path, path_with_stubs, approval, 
     t = CodexThread(cwd=str(tmp_path), approval=approval, sandbox=sandbox, model="gpt-5.2", effort="high")
     write_codex_home(home, [t])
     p = plan(t.thread_id, *(["--allow-permissive"] if allow else []))
-    assert p["argv"] == ["codex", "resume", "-m", "gpt-5.2", "-c", 'model_reasoning_effort="high"', *flags,
-                         "-C", str(tmp_path), t.thread_id]
+    # no `-c model_reasoning_effort=…`: Codex restores effort itself, and `-c` cannot attach to a
+    # thread held open in its app server
+    assert p["argv"] == ["codex", "resume", "-m", "gpt-5.2", *flags, "-C", str(tmp_path), t.thread_id]
     assert [h["flag"] for h in p["held_back"]] == held
 
 
@@ -195,3 +196,80 @@ def test_recorded_value_with_a_newline_stays_one_argument(home, tmp_path, path_w
     assert got[0] == ["--resume", s.session_id, "--model", "claude-opus-4-5\n", "--effort", "high",
                       "--permission-mode", "default"]
     assert got[1] == str(cwd)
+
+
+@pytest.mark.parametrize(("help_key", "auto_held"), [("claude", False), ("claude-1.0", True)])
+def test_claude_default_mode_follows_the_installed_version(home, tmp_path, path_with_stubs, help_key, auto_held):
+    """2.1.332 defaults to `auto` (a flag-less session records it); older builds to `default`."""
+    write_stub(path_with_stubs, "claude", help_key=help_key)
+    s = ClaudeSession(cwd=str(tmp_path), mode="auto", effort=None)
+    s.write(home)
+    p = plan(s.session_id)
+    if auto_held:
+        assert p["argv"][-2:] == ["--permission-mode", "default"]
+        assert p["held_back"][0]["flag"] == "--permission-mode auto"
+        assert "claude 1.0.128's default (default)" in p["held_back"][0]["reason"]
+    else:
+        assert p["argv"][-2:] == ["--permission-mode", "auto"] and p["held_back"] == []
+    loose = ClaudeSession(cwd=str(tmp_path), mode="acceptEdits", effort=None)
+    loose.write(home)
+    held = plan(loose.session_id)["held_back"][0]["reason"]
+    assert ("claude 2.1.332's default (auto)" in held) is (not auto_held)
+
+
+def test_root_opting_into_bypass_is_told_why_claude_refuses(home, tmp_path, path_with_stubs):
+    import os
+
+    write_stub(path_with_stubs, "claude")
+    s = ClaudeSession(cwd=str(tmp_path), mode="bypassPermissions")
+    s.write(home)
+    warnings = plan(s.session_id, "--allow-permissive")["warnings"]
+    assert any("as root" in w for w in warnings) is (os.geteuid() == 0)
+
+
+def test_codex_home_restored_elsewhere_is_refused(home, tmp_path, path_with_stubs):
+    """Codex looks only at the stored rollout_path: a copy found elsewhere cannot be resumed."""
+    write_stub(path_with_stubs, "codex")
+    t = CodexThread(cwd=str(tmp_path))
+    write_codex_home(home, [t], recorded_home="/old/home")
+    listed = json.loads(run_cli("list", "--json").stdout)
+    assert listed["id"] == t.thread_id and listed["path"].startswith("/old/home/")
+    p = plan(t.thread_id)
+    assert p["ok"] is False and "only at its recorded rollout /old/home/" in p["error"]
+
+
+def test_a_session_whose_files_are_gone_is_not_offered(home, tmp_path, path_with_stubs):
+    write_stub(path_with_stubs, "claude")
+    s = ClaudeSession(cwd=str(tmp_path))
+    path = s.write(home)
+    assert run_cli("list").stdout.count(s.session_id[:8]) == 1  # cached
+    path.unlink()
+    preview = run_cli("preview", s.session_id)  # from the cache, as fzf's preview runs
+    assert "will not resume: its files are gone" in preview.stdout
+    assert run_cli("resume", s.session_id).returncode == 1
+
+
+def test_probes_run_in_a_throwaway_home(home, tmp_path, path_with_stubs, monkeypatch):
+    """`codex resume --help` writes ~/.codex/tmp/arg0-linux/... into the home it runs with."""
+    write_stub(path_with_stubs, "codex")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    t = CodexThread(cwd=str(tmp_path))
+    write_codex_home(home, [t])
+    assert plan(t.thread_id)["ok"] is True
+    assert not (home / ".codex" / "tmp").exists()
+
+
+def test_a_failed_probe_is_unknown_not_everything(home, tmp_path, path_with_stubs):
+    """A CLI whose --help fails or hangs: only the safety flags go out, with a warning, and the
+    next run asks again."""
+    broken = path_with_stubs / "claude"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    s = ClaudeSession(cwd=str(tmp_path), mode="acceptEdits", model="claude-opus-5-5", effort="high")
+    s.write(home)
+    p = plan(s.session_id)
+    assert p["argv"] == ["claude", "--resume", s.session_id, "--permission-mode", "default"]
+    assert any("flags are unknown" in w for w in p["warnings"])
+    write_stub(path_with_stubs, "claude")  # fixed: learnt on the next run, nothing stale cached
+    assert "--model" in plan(s.session_id)["argv"]

@@ -251,8 +251,8 @@ def test_codex_gets_explicit_strict_flags(shell, home, tmp_path):
     shell.pick("Yolo codex")
     shell.tmux.until_file(shell.stubs / "codex.argv", "the stub codex")
     argv, cwd = recorded(shell.stubs, "codex")
-    assert argv == ["resume", "-m", "gpt-5.2", "-c", 'model_reasoning_effort="low"', "-a", "on-request",
-                    "-s", "workspace-write", "-C", str(folder), t.thread_id]
+    assert argv == ["resume", "-m", "gpt-5.2", "-a", "on-request", "-s", "workspace-write", "-C", str(folder),
+                    t.thread_id]
     assert cwd == str(folder)
 
 

@@ -16,11 +16,17 @@ if TYPE_CHECKING:
     from sessidx.model import Session
 
     class CliHelp(Protocol):
-        """What the installed CLI accepts, learnt from its `--help` (everything, when unknown)."""
+        """What the installed CLI accepts, learnt from its `--help`, and its version."""
+
+        found: bool  # on PATH
+        known: bool  # its help could be read
+        version: str | None
 
         def has(self, flag: str) -> bool: ...
 
         def accepts(self, flag: str, value: str) -> bool: ...
+
+        def version_at_least(self, *wanted: int) -> bool | None: ...
 
 
     class App(Protocol):
@@ -34,8 +40,9 @@ if TYPE_CHECKING:
         # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
         def sources(self, env: Env) -> Iterable[Source]: ...
 
-        # the resume command for one session, run in its folder
-        def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan: ...
+        # the resume command for one session, run in its folder; `allow_permissive` is the
+        # person's opt-in for this one launch to a mode looser than the CLI's default
+        def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan: ...
 
 Stamp = tuple[int | str | None, ...]
 
@@ -121,7 +128,7 @@ class ArgvBuilder:
         if value is None:
             return
         if not self.cli.has(flag):
-            self.plan.warnings.append(f"the installed {self.plan.argv[0]} has no {flag}: {value} not carried")
+            self.plan.warnings.append(f"{self._not_known(flag)}: {value} not carried")
             return
         self.plan.argv += [flag, value]
 
@@ -130,13 +137,48 @@ class ArgvBuilder:
         if self.cli.has(flag):
             self.plan.argv.append(flag)
         else:
-            self.plan.warnings.append(f"the installed {self.plan.argv[0]} has no {flag}: not passed")
+            self.plan.warnings.append(f"{self._not_known(flag)}: not passed")
+
+    def safety(self, *words: str) -> None:
+        """Add what keeps the session safe, known to the CLI's help or not: a CLI that rejects
+        it runs nothing, which is safe; leaving it out could run in a loose mode."""
+        self.plan.argv += words
+
+    def _not_known(self, flag: str) -> str:
+        program = self.plan.argv[0]
+        if not self.cli.known:
+            return f"the installed {program}'s flags are unknown (its --help failed), so {flag} is left out"
+        return f"the installed {program} has no {flag}"
 
     def hold_back(self, flag: str, value: str, reason: str) -> None:
-        self.plan.held_back.append(HeldBack(f"{flag} {value}", reason))
+        self.plan.held_back.append(HeldBack(f"{flag} {value}".strip(), reason))
+
+    def refuse(self, reason: str) -> None:
+        if self.plan.refusal is None:
+            self.plan.refusal = reason
 
 
-LOOSE_REASON = "looser than the CLI's default; pass --allow-permissive (Alt-Enter) to carry it for this launch"
+def loose_reason(program: str, default: str, version: str | None) -> str:
+    """Why a recorded mode is held back: the installed CLI's own default, named with its version."""
+    installed = f"{program} {version}" if version else f"the installed {program}"
+    return (f"looser than {installed}'s default ({default}); pass --allow-permissive (Alt-Enter) "
+            "to carry it for this launch")
+
+
+def carry_or_override(b: ArgvBuilder, recorded: str | None, strict: set[str], allow_permissive: bool,
+                      flag: str, override: str, default: str) -> None:
+    """The one rule for a mode the CLI restores by itself on resume: carry it when it is at
+    least as strict as the CLI's default (or the person opted in for this launch); otherwise
+    hold it back by passing `override` explicitly, so the restored loose mode is never in force."""
+    if recorded is not None and (recorded in strict or allow_permissive):
+        if recorded in strict:
+            b.option(flag, recorded)
+        else:
+            b.safety(flag, recorded)
+        return
+    if recorded is not None:
+        b.hold_back(flag, recorded, loose_reason(b.plan.argv[0], default, b.cli.version))
+    b.safety(flag, override)
 
 
 def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, one, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
-STRICT_MODES = {"default", "plan"}  # at least as strict as the CLI's default
+STRICT_MODES = {"default", "plan"}  # at least as strict as every build's default
+AUTO_DEFAULT_SINCE = (2, 1, 332)  # the first build seen to default to `auto`
 _NON_ALNUM = r"[^A-Za-z0-9]"
 _FOLDER_CUT = 200
 UNKNOWN_BRANCHES = {"", "HEAD"}  # outside git, detached, or a non-ASCII name
@@ -179,18 +180,24 @@ class Claude:
                 else:
                     yield Source(path, st + _NO_SIDECAR, _load_one, path, folder_name, "")
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
         b.option("--model", session.model)
         b.option("--effort", session.effort)
-        mode = session.approval
-        if mode is None or mode in STRICT_MODES or allow_permissive:
-            b.option("--permission-mode", mode or "default")
-        else:
-            # The TUI restores the recorded mode by itself: holding it back means overriding it.
-            b.hold_back("--permission-mode", mode, LOOSE_REASON)
-            b.option("--permission-mode", "default")
+        # 2.1.332 says "Auto mode is now Claude Code's default permission mode"; older builds
+        # (and a version that cannot be learnt) default to `default`.
+        auto_is_default = cli.version_at_least(*AUTO_DEFAULT_SINCE) is True
+        strict = STRICT_MODES | {"auto"} if auto_is_default else STRICT_MODES
+        # The TUI restores the recorded mode by itself: holding it back means overriding it.
+        carry_or_override(b, session.approval, strict, allow_permissive, "--permission-mode", "default",
+                          "auto" if auto_is_default else "default")
+        if allow_permissive and session.approval == "bypassPermissions" and _is_root():
+            b.plan.warnings.append("as root, claude refuses bypassPermissions outside a sandbox (IS_SANDBOX=1)")
         return b.plan
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 APP = Claude()

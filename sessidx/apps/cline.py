@@ -89,8 +89,14 @@ class Cline:
         if st is not None:
             yield Source(f"cline-db:{db}", st + stamp_or_none(db + "-wal"), load_sessions, db, data)
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
-        return ArgvBuilder(cli, self.program, "--id", session.id).plan
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        # `cline --id ID` alone opens in Act on the global default model (3.0.65): Plan mode,
+        # stricter than the default Act, and the model are passed.
+        b = ArgvBuilder(cli, self.program, "--id", session.id)
+        if session.approval == "plan":
+            b.switch("-p")
+        b.option("-m", session.model)
+        return b.plan
 
 
 APP = Cline()

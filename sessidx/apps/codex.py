@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
-    LOOSE_REASON,
     AppPlan,
     ArgvBuilder,
     Source,
     SourceError,
+    carry_or_override,
     one,
     read_table,
     report,
@@ -151,13 +151,15 @@ def load_database(db: str, home: str) -> list[Session]:
         tid = text(row["id"])
         if tid is None or is_subagent(row["source"], row["thread_source"]):
             continue
-        path = text(row["rollout_path"])
+        # The recorded path stays the session's: it is the only place `codex resume` looks, so
+        # a rollout found elsewhere (a home moved or restored) is listed but refused by plan().
+        path = found = text(row["rollout_path"])
         if path is None or not os.path.isfile(path):
             if moved is None:
                 moved = _rollouts_by_id(home)
-            path = moved.get(tid, path)
-        st = stamp(path) if path else None
-        archived = bool(row["archived"]) or bool(path and path.startswith(archived_dir + os.sep))
+            found = moved.get(tid, path)
+        st = stamp(found) if found else None
+        archived = bool(row["archived"]) or bool(found and found.startswith(archived_dir + os.sep))
         sessions.append(
             Session(
                 app="codex",
@@ -274,31 +276,28 @@ class Codex:
             if source is not None:
                 yield source
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "resume")
         if session.archived:
-            b.plan.refusal = f"archived in Codex: run `codex unarchive {session.id}` first"
+            b.refuse(f"archived in Codex: run `codex unarchive {session.id}` first")
+        elif session.path and not os.path.isfile(session.path):
+            b.refuse(f"Codex looks for this thread only at its recorded rollout {session.path}, which is gone "
+                     "(a home moved or restored?): `codex resume` would fail")
         b.option("-m", session.model)
-        if session.effort:
-            b.option("-c", f'model_reasoning_effort="{session.effort}"')
-        # `codex resume` restores each recorded setting by itself, loose ones included, so the
-        # strict values are passed explicitly unless the person opted in for this launch.
+        # Effort is not passed: `codex resume` restores it by itself, and a `-c` override makes
+        # it run in-process, which stops at "This conversation is open in another app" when a
+        # TUI left the thread open in Codex's app server; without `-c` it attaches.
         approval = session.approval
-        if approval in STRICT_APPROVALS and cli.accepts("-a", approval or ""):
-            b.option("-a", approval)
-        elif approval in STRICT_APPROVALS or approval is None or not allow_permissive:
-            if approval not in STRICT_APPROVALS and approval is not None:
-                b.hold_back("-a", approval, LOOSE_REASON)
-            b.option("-a", "on-request")
-        elif cli.accepts("-a", approval):
-            b.option("-a", approval)
-        sandbox = session.sandbox
-        if sandbox in STRICT_SANDBOXES or (sandbox is not None and allow_permissive):
-            b.option("-s", sandbox)
+        if approval == "untrusted" and cli.found and not cli.accepts("-a", "untrusted"):
+            approval = "on-request"  # 0.171.0's -a takes only on-request and never
+        if approval == "granular" and allow_permissive:
+            pass  # per-kind rules that no flag spells: Codex restores them by itself
         else:
-            if sandbox is not None:
-                b.hold_back("-s", sandbox, LOOSE_REASON)
-            b.option("-s", "workspace-write")
+            # `codex resume` restores each recorded setting by itself, loose ones included, so the
+            # strict values are passed explicitly unless the person opted in for this launch.
+            carry_or_override(b, approval, STRICT_APPROVALS, allow_permissive, "-a", "on-request", "on-request")
+        carry_or_override(b, session.sandbox, STRICT_SANDBOXES, allow_permissive, "-s", "workspace-write",
+                          "workspace-write")
         b.option("-C", session.cwd)
         b.plan.argv.append(session.id)
         return b.plan

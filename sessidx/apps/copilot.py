@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
-    LOOSE_REASON,
     AppPlan,
     ArgvBuilder,
     Source,
     SourceError,
+    loose_reason,
     one,
     read_table,
     report,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
-LOOSE_MODES = {"allow-all", "yolo", "autopilot"}
+LOOSE_MODES = {"allow-all": "--allow-all", "yolo": "--yolo", "autopilot": "--autopilot"}  # mode -> its flag
 
 
 def parse_yaml(doc: str) -> dict[str, str]:
@@ -130,15 +130,21 @@ class Copilot:
             events = stamp_or_none(os.path.join(folder.path, "events.jsonl"))
             yield Source(f"copilot:{folder.path}", st + events + db_stamp, _load, folder.path, store)
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, f"--resume={session.id}")
         b.option("--model", session.model)
         mode = session.approval
         if mode in LOOSE_MODES:
+            flag = LOOSE_MODES[mode]
             if allow_permissive:
-                b.switch("--allow-all")
+                b.switch(flag)
             else:
-                b.hold_back("--allow-all", "", LOOSE_REASON)
+                # 1.0.102 restores the mode by itself on --resume; `--allow-all=false` is
+                # rejected and COPILOT_ALLOW_ALL=false does nothing: no override exists.
+                b.hold_back(flag, "", loose_reason(self.program, "ask before each tool", cli.version))
+                b.refuse(f"copilot restores {mode} by itself on --resume and has no flag that turns it off: "
+                         f"every tool would run unasked. Alt-Enter (--allow-permissive) resumes it in {mode} "
+                         "for this launch")
         elif mode == "plan":
             b.option("--mode", "plan")
         return b.plan

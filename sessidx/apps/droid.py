@@ -3,14 +3,15 @@
 
 The first line is `session_start` (`id`, `title`, `cwd`); `message` records carry `timestamp`
 (last used: the newest one). Settings hold `model`, `autonomyLevel` and `tags` (a `subagent`
-tag marks a sub-agent session). No branch is stored. High autonomy is loose and held back.
+tag marks a sub-agent session). No branch is stored. Every autonomy level but `off` is looser
+than the interactive default.
 """
 
 from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import LOOSE_REASON, AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import files, iso_ms, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
-STRICT_AUTONOMY = {"off", "low"}
+DEFAULT_AUTONOMY = "off"  # the interactive droid's own default, "Auto (Off)"; every other level is looser
 
 
 def _is_subagent(settings: object) -> bool:
@@ -69,15 +70,19 @@ class Droid:
                     yield Source(f"droid:{entry.path}", st + stamp_or_none(settings),
                                  _load, entry.path, settings)
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
         level = session.approval
-        if level and level not in STRICT_AUTONOMY:
+        if level and level != DEFAULT_AUTONOMY:
             if allow_permissive:
-                b.option("--auto", level)
+                b.safety("--auto", level)
             else:
-                # The interactive droid starts at its own default level unless told otherwise.
-                b.hold_back("--auto", level, LOOSE_REASON)
+                # 0.225.2 restores the level by itself; `--auto low` is the strictest override
+                # it takes (`--auto off` is rejected), still looser than its default, Off.
+                b.hold_back("--auto", level, loose_reason(self.program, "Auto (Off)", cli.version))
+                b.refuse(f"droid restores autonomy {level} by itself, and the strictest override it takes "
+                         f"(--auto low) is still looser than its default, Off. Alt-Enter (--allow-permissive) "
+                         f"resumes it at {level} for this launch")
         return b.plan
 
 

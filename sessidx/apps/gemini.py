@@ -5,9 +5,10 @@ pre-0.29 layout where the slug is sha256 of the cwd, the cwd in `projects.json` 
 the file's `projectHash`. Records: a metadata line (`sessionId`, `startTime`, `lastUpdated`,
 `kind`), `{"$set": {...}}` updates (`summary`, `lastUpdated`), and messages (`type` user or
 gemini, `model` on replies). Older builds wrote one `session-*.json` document instead.
-Branch and approval mode are not stored. Only the interactive resume is ever run: a
-`gemini --resume ID -p ...` in a later minute than the session's file can make the next
-start delete the session (seen on 0.61.0).
+Branch and approval mode are not stored. A file holding only metadata and `$set` records is
+the startup file a resume leaves behind (0.61.0), not a session. Resuming is refused while
+Gemini's session cleanup is on (see `cleanup_enabled`): that cleanup deletes a resumed session
+on the next plain start.
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
-INTERACTIVE_ONLY = "sessidx runs only the interactive resume, never -p (that can make Gemini delete the session)"
+CLEANUP_HAZARD = (
+    "Gemini CLI (0.61.0 seen) writes a second, startup-only file when it resumes a session in a later "
+    "minute than the session began, and its session cleanup (general.sessionRetention, on by default) "
+    "then deletes both files on the next plain `gemini` start here. Set "
+    '"general": {"sessionRetention": {"enabled": false}} in ~/.gemini/settings.json and sessidx resumes it; '
+    "or run the command below yourself (Ctrl-Y copies it)"
+)
 
 
 def _user_text(record: Record) -> str | None:
@@ -55,6 +62,25 @@ def _prompt(record: Record) -> str | None:
         return None
     prompt = _user_text(record)
     return prompt if prompt and not prompt.lstrip().startswith("<") else None
+
+
+_IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")  # 0.61.0's isIgnoredUserContent
+
+
+def is_resumable(message: Any) -> bool:
+    """Gemini's own test (0.61.0 `isResumableMessageRecord`): a user message with real content,
+    or a reply with text, tool calls or thoughts. A file with none is deleted by its cleanup."""
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    said = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)) \
+        if isinstance(content, list) else content if isinstance(content, str) else ""
+    said = said.strip()
+    if message.get("type") == "user":
+        return bool(said) and not said.startswith(_IGNORED_PREFIXES)
+    if message.get("type") == "gemini":
+        return bool(said or message.get("toolCalls") or message.get("thoughts"))
+    return False
 
 
 def _session(path: str, cwd: str | None, meta: Record, title: str | None, model: str | None,
@@ -77,9 +103,10 @@ def parse_jsonl(path: str, cwd: str | None) -> Session | None:
         records = t.all()  # `$set` updates carry no type to search for: parse both ends
         size = t.size
     meta = next((r for r in records if "sessionId" in r and "$set" not in r), None)
-    if meta is None:
-        return None
     updates = [r["$set"] for r in records if isinstance(r.get("$set"), dict)]
+    listed = [m for u in updates if isinstance(u.get("messages"), list) for m in u["messages"]]
+    if meta is None or not any(map(is_resumable, [*records, *listed])):
+        return None  # nothing resumable: the startup file a resume leaves, not a session
     summary = next((v for u in reversed(updates) if (v := text(u.get("summary")))), None)
     title = summary or next((p for r in records if (p := _prompt(r))), None)
     model = next((m for r in reversed(records) if r.get("type") == "gemini" and (m := text(r.get("model")))), None)
@@ -94,6 +121,8 @@ def parse_json(path: str, cwd: str | None) -> Session | None:
         return None
     messages = [m for m in doc.get("messages") or [] if isinstance(m, dict)] if isinstance(
         doc.get("messages"), list) else []
+    if not any(map(is_resumable, messages)):
+        return None
     title = text(doc.get("summary")) or next((p for m in messages if (p := _prompt(m))), None)
     model = next((mm for m in reversed(messages) if m.get("type") == "gemini" and (mm := text(m.get("model")))), None)
     size = (stamp(path) or (0, 0))[0]
@@ -143,11 +172,34 @@ class Gemini:
                         yield Source(f"gemini:{entry.path}", st + index_stamp + (cwd,),
                                      _load, parse, entry.path, cwd)
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        # Only ever the interactive resume: never `-p`.
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
         b.option("-m", session.model)
-        b.plan.warnings.append(INTERACTIVE_ONLY)
+        if cleanup_enabled(self.home(env), session.cwd, env) is not False:
+            b.refuse(CLEANUP_HAZARD)
         return b.plan
+
+
+def cleanup_enabled(home: str, cwd: str | None, env: Env) -> bool | None:
+    """`general.sessionRetention.enabled` as Gemini reads it: system settings over the folder's
+    `.gemini/settings.json` over the user's over the system defaults; on when none says.
+    Settings are read, never written; one that cannot be parsed says nothing."""
+    system = env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json"
+    layers = [
+        system,
+        os.path.join(cwd, ".gemini", "settings.json") if cwd else None,
+        os.path.join(home, "settings.json"),
+        env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or os.path.join(os.path.dirname(system), "system-defaults.json"),
+    ]
+    for path in layers:
+        doc = read_small_json(path) if path else None
+        general = doc.get("general") if isinstance(doc, dict) else None
+        retention = general.get("sessionRetention") if isinstance(general, dict) else None
+        enabled = retention.get("enabled") if isinstance(retention, dict) else None
+        if isinstance(enabled, bool):
+            return enabled
+    return True
 
 
 def _load(parse: Any, path: str, cwd: str | None) -> list[Session]:

@@ -94,7 +94,7 @@ class OpenCode:
                 if (st := stamp(path)) is not None:
                     yield Source(f"{self.name}:{path}", st, self.load_json, path)
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--session", session.id)
         b.option("-m", session.model)
         return b.plan

@@ -76,7 +76,7 @@ class Qwen:
                 if st is not None:
                     yield Source(f"qwen:{entry.path}", st, _load, entry.path)
 
-    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool) -> AppPlan:
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
         b.option("-m", session.model)
         return b.plan

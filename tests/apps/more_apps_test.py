@@ -73,14 +73,22 @@ PLANS = {
                                                           "--model", "mock-model", "--mode", "plan"],
     ("copilot", "dc91ed55-7ad1-47ca-9547-07c54f7b305d"): ["copilot", "--resume=dc91ed55-7ad1-47ca-9547-07c54f7b305d",
                                                           "--model", "mock-model"],
-    ("cline", "1795991183296_r7db9"): ["cline", "--id", "1795991183296_r7db9"],
+    ("cline", "1795991183296_r7db9"): ["cline", "--id", "1795991183296_r7db9", "-m", "mock-model"],
+    ("cline", "1795991189698_2e5ie"): ["cline", "--id", "1795991189698_2e5ie", "-p", "-m", "mock-large"],
     ("qwen", "74ae506b-4b3c-49a5-9929-21313abcaab4"): ["qwen", "--resume", "74ae506b-4b3c-49a5-9929-21313abcaab4",
                                                        "-m", "mock-model"],
     ("droid", "f091b5e2-193d-4fd8-ab91-76549522ac38"): ["droid", "--resume", "f091b5e2-193d-4fd8-ab91-76549522ac38"],
     ("droid", "718dc012-f603-4091-8523-ceec6f521971"): ["droid", "--resume", "718dc012-f603-4091-8523-ceec6f521971"],
 }
-HELD = {("copilot", "dc91ed55-7ad1-47ca-9547-07c54f7b305d"): ["--allow-all "],
+HELD = {("copilot", "dc91ed55-7ad1-47ca-9547-07c54f7b305d"): ["--allow-all"],
+        ("droid", "f091b5e2-193d-4fd8-ab91-76549522ac38"): ["--auto low"],
         ("droid", "718dc012-f603-4091-8523-ceec6f521971"): ["--auto high"]}
+# Not resumed without the per-launch opt-in, and why: the CLI restores a loose mode by itself
+# with no override (Copilot), only looser overrides (droid), or its cleanup would delete it (Gemini).
+REFUSED = {("copilot", "dc91ed55-7ad1-47ca-9547-07c54f7b305d"): "has no flag that turns it off",
+           ("droid", "f091b5e2-193d-4fd8-ab91-76549522ac38"): "still looser than its default",
+           ("droid", "718dc012-f603-4091-8523-ceec6f521971"): "still looser than its default",
+           ("gemini", "e3cfe87b-50e0-4f29-9754-a82c1c5c2cf1"): "session cleanup"}
 
 
 @pytest.mark.parametrize(("app", "sid"), sorted(PLANS))
@@ -91,6 +99,10 @@ def test_resume_plans(realdata, app, sid):
     assert plan["argv"] == PLANS[(app, sid)]
     assert [h["flag"] for h in plan["held_back"]] == HELD.get((app, sid), [])
     assert plan["cwd"].startswith("/home/sam/code/")
+    refused = REFUSED.get((app, sid))
+    assert (refused is None) == (plan["error"] is None or plan["error"].startswith("folder no longer exists"))
+    if refused:
+        assert refused in plan["error"] and plan["ok"] is False
 
 
 def test_permissive_opt_in_per_app(realdata, stub_bin):
@@ -101,9 +113,10 @@ def test_permissive_opt_in_per_app(realdata, stub_bin):
     assert plan["argv"][-1] == "--allow-all" and plan["held_back"] == []
 
 
-def test_gemini_preview_warns_about_p(realdata):
+def test_gemini_preview_leads_with_the_cleanup_hazard(realdata):
     done = run_cli("preview", "e3cfe87b", env={"SESSIDX_HOME": str(realdata("gemini-home"))})
-    assert "never -p" in done.stdout
+    assert "will not resume: Gemini CLI" in done.stdout and "sessionRetention" in done.stdout
+    assert "gemini --resume e3cfe87b-50e0-4f29-9754-a82c1c5c2cf1" in done.stdout  # the command, to copy
 
 
 def copy_home(realdata, app: str, tmp_path: Path) -> Path:
@@ -166,7 +179,8 @@ def test_subagents_and_children_are_skipped(tmp_path, monkeypatch):
     (chats / "sub").mkdir(parents=True)
     (home / ".gemini/tmp/proj/.project_root").write_text("/w")
     line = {"sessionId": "main-1", "kind": "main", "lastUpdated": "2026-11-29T22:34:07.973Z"}
-    (chats / "session-2026-11-29T22-34-main0001.jsonl").write_text(json.dumps(line) + "\n")
+    said = {"type": "user", "content": [{"text": "hello"}]}
+    (chats / "session-2026-11-29T22-34-main0001.jsonl").write_text(json.dumps(line) + "\n" + json.dumps(said) + "\n")
     (chats / "session-2026-11-29T22-34-sub00001.jsonl").write_text(json.dumps({**line, "sessionId": "s", "kind": "subagent"}))
     (chats / "sub" / "session-x.jsonl").write_text(json.dumps({**line, "sessionId": "nested"}))
     factory = home / ".factory/sessions/-w"
@@ -236,3 +250,75 @@ def test_older_file_layouts(tmp_path, monkeypatch):
     gem = got["abcd1234-0000"]
     assert (gem.cwd, gem.title, gem.model, gem.mtime) == ("/w/gem", "Old gemini prompt", "gemini-2.0-pro",
                                                           1735725900000)
+
+
+def gemini_home(home: Path, cwd: Path, sid: str = "5be0a2c1-0000-4000-8000-000000000001") -> Path:
+    """A Gemini 0.61.0 home with one session in `cwd`, and the startup-only file a resume in a
+    later minute leaves beside it (metadata, a `$set` of startup messages, nothing resumable)."""
+    chats = home / ".gemini/tmp/proj/chats"
+    chats.mkdir(parents=True)
+    (home / ".gemini/tmp/proj/.project_root").write_text(str(cwd))
+    meta = {"sessionId": sid, "projectHash": "h", "startTime": "2026-11-29T22:34:00Z",
+            "lastUpdated": "2026-11-29T22:35:00Z", "kind": "main"}
+    said = [{"id": "1", "type": "user", "content": [{"text": "<session_context>cwd</session_context>"}]},
+            {"id": "2", "type": "user", "content": [{"text": "Explain the router"}]},
+            {"id": "3", "type": "gemini", "content": "It routes.", "model": "gemini-3.8-flash"}]
+    (chats / f"session-2026-11-29T22-34-{sid[:8]}.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in [meta, *said]) + "\n")
+    stub = [{**meta, "startTime": "2026-11-30T09:12:00Z", "lastUpdated": "2026-11-30T09:12:00Z"},
+            {"$set": {"messages": said[:1]}}, {"$set": {"sessionId": sid}}]
+    (chats / f"session-2026-11-30T09-12-{sid[:8]}.jsonl").write_text("\n".join(json.dumps(r) for r in stub) + "\n")
+    return home
+
+
+def gemini_plan(env: dict[str, str], sid: str) -> dict:
+    return json.loads(run_cli("resume", sid, "--json", env={**env, "PATH": "/nonexistent"}).stdout)
+
+
+def test_gemini_startup_file_is_not_a_second_session(home, tmp_path):
+    """Once listed as a second session with the same id: `resume <full id>` was ambiguous."""
+    sid = "5be0a2c1-0000-4000-8000-000000000001"
+    gemini_home(home, tmp_path)
+    rows = [json.loads(line) for line in run_cli("list", "--json").stdout.splitlines()]
+    assert [(r["id"], r["title"]) for r in rows] == [(sid, "Explain the router")]
+    assert "ambiguous" not in run_cli("resume", sid, "--json").stderr
+
+
+@pytest.mark.parametrize(("layers", "refused"), [
+    ({}, True),  # on by default in Gemini
+    ({"user": False}, False),
+    ({"user": False, "workspace": True}, True),  # the folder's settings win over the user's
+    ({"user": True, "workspace": False}, False),
+    ({"defaults": False}, False),
+    ({"user": False, "system": True}, True),  # system settings win over everything
+    ({"user": "not json {"}, True),  # unreadable says nothing: the default holds
+])
+def test_gemini_resumes_only_where_its_cleanup_is_off(home, tmp_path, layers, refused):
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    gemini_home(home, cwd)
+    files = {"user": home / ".gemini/settings.json", "workspace": cwd / ".gemini/settings.json",
+             "system": tmp_path / "etc/settings.json", "defaults": tmp_path / "etc/system-defaults.json"}
+    for layer, enabled in layers.items():
+        files[layer].parent.mkdir(parents=True, exist_ok=True)
+        files[layer].write_text(enabled if isinstance(enabled, str) else
+                                json.dumps({"general": {"sessionRetention": {"enabled": enabled}}}))
+    env = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(files["system"])}
+    plan = gemini_plan(env, "5be0a2c1")
+    assert plan["ok"] is (not refused)
+    assert ("session cleanup" in (plan["error"] or "")) is refused
+    assert plan["argv"] == ["gemini", "--resume", "5be0a2c1-0000-4000-8000-000000000001", "-m", "gemini-3.8-flash"]
+
+
+def test_copilot_autopilot_is_held_back_as_autopilot(home, tmp_path):
+    from sessidx.apps.copilot import APP
+    from sessidx.clihelp import HelpText
+    from sessidx.config import current_env
+    from sessidx.model import Session
+
+    s = Session("copilot", "c1", str(tmp_path), None, "t", 1, 1, None, None, "autopilot", None, None)
+    plan = APP.plan(s, HelpText("--resume --autopilot --allow-all", found=True, version="1.0.102"), False,
+                    current_env())
+    assert [h.flag for h in plan.held_back] == ["--autopilot"] and plan.refusal
+    opted = APP.plan(s, HelpText("--resume --autopilot --allow-all", found=True), True, current_env())
+    assert opted.argv[-1] == "--autopilot" and opted.refusal is None
