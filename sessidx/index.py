@@ -51,7 +51,9 @@ def cache_path(env: Env) -> str | None:
     folder = cache.cache_dir(env)
     if folder is None:
         return None
-    homes = "\0".join([env.home] + sorted(f"{k}={v}" for k, v in env.vars.items() if k in _HOME_VARS))
+    from sessidx.apps import HOME_VARS
+
+    homes = "\0".join([env.home] + [f"{k}={env.vars[k]}" for k in HOME_VARS if k in env.vars])
     return os.path.join(folder, f"index-{_fnv1a(homes.encode('utf-8', 'surrogateescape')):08x}.marshal")
 
 
@@ -63,10 +65,6 @@ def _fnv1a(data: bytes) -> int:
     return h
 
 
-_HOME_VARS = {
-    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME",
-    "COPILOT_HOME", "CLINE_DIR", "CLINE_DATA_DIR", "QWEN_HOME",
-}
 
 
 def _read_cache(path: str | None, problems: list[str]) -> dict[str, list[dict[Any, Any]]]:

@@ -13,12 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "fixtures"))
-REALDATA = Path(os.environ.get("SESSIDX_REALDATA", ROOT.parent / "shared" / "realdata"))
-APP_HOME_VARS = (
-    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME",
-    "COPILOT_HOME", "CLINE_DIR", "CLINE_DATA_DIR", "QWEN_HOME", "SESSIDX_SHELL", "SESSIDX_FZF_OPTS",
-    "SESSIDX_KEY", "SESSIDX_ACCEPT",
-)
+# Homes written by the real CLIs, with their expected listings: a copy of the steering repo's
+# shared/realdata kept in the project, so a fresh clone runs every test.
+REALDATA = Path(os.environ.get("SESSIDX_REALDATA", ROOT / "fixtures" / "realdata"))
+from sessidx.apps import APPS, HOME_VARS  # noqa: E402
+
+APP_HOME_VARS = (*HOME_VARS, "SESSIDX_SHELL", "SESSIDX_FZF_OPTS", "SESSIDX_KEY", "SESSIDX_ACCEPT")
 
 
 class YouForgotToPointSessidxAtATestHome(BaseException):
@@ -28,9 +28,8 @@ class YouForgotToPointSessidxAtATestHome(BaseException):
     Exception, cannot swallow it."""
 
 
-_REAL_HOMES = tuple(
-    os.path.join(os.path.expanduser("~"), name) for name in (".claude", ".codex", ".gemini", ".copilot", ".factory")
-)
+# Every app's default folders under the real home, from the registry: a new app is guarded too.
+_REAL_HOMES = tuple(os.path.join(os.path.expanduser("~"), folder) for app in APPS.values() for folder in app.home_dirs)
 
 
 _GUARDED_EVENTS = {"open", "os.scandir", "os.listdir", "sqlite3.connect"}
@@ -66,10 +65,7 @@ def realdata(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     def extract(name: str) -> Path:
         if name not in cache:
             archive = REALDATA / f"{name}.tar.gz"
-            if not archive.exists():
-                if os.environ.get("CI"):
-                    raise AssertionError(f"real data missing in CI: {archive}")
-                pytest.skip(f"no real data at {archive}")
+            assert archive.exists(), f"real data missing: {archive} (fixtures/realdata is part of the project)"
             target = tmp_path_factory.mktemp(name)
             with tarfile.open(archive) as tar:
                 tar.extractall(target, filter="data")

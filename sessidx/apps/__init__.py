@@ -21,3 +21,4 @@ APPS: dict[str, App] = {
 }
 
 APP_NAMES = list(APPS)
+HOME_VARS = sorted({var for app in APPS.values() for var in app.home_vars})  # every variable that moves data

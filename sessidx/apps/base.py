@@ -36,6 +36,11 @@ if TYPE_CHECKING:
         program: str
         # the arguments that make it print the help of its resume command
         help_args: tuple[str, ...]
+        # the environment variables that move its data (its own overrides, XDG_*), and its
+        # default folders under the home: the cache key, the README and the tests' guard of
+        # the real homes derive from these
+        home_vars: tuple[str, ...]
+        home_dirs: tuple[str, ...]
 
         # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
         def sources(self, env: Env) -> Iterable[Source]: ...

@@ -160,6 +160,8 @@ def _load_one(path: str, folder: str, sidecar: str) -> list[Session]:
 class Claude:
     name = "claude"
     program = "claude"
+    home_vars: tuple[str, ...] = ("CLAUDE_CONFIG_DIR",)
+    home_dirs: tuple[str, ...] = (".claude",)
     help_args: tuple[str, ...] = ("--help",)
 
     def projects_dir(self, env: Env) -> str:

@@ -80,6 +80,8 @@ def load_sessions(db: str, data: str) -> list[Session]:
 class Cline:
     name = "cline"
     program = "cline"
+    home_vars: tuple[str, ...] = ("CLINE_DIR", "CLINE_DATA_DIR")
+    home_dirs: tuple[str, ...] = (".cline",)
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

@@ -240,6 +240,8 @@ def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session |
 class Codex:
     name = "codex"
     program = "codex"
+    home_vars: tuple[str, ...] = ("CODEX_HOME", "CODEX_SQLITE_HOME")
+    home_dirs: tuple[str, ...] = (".codex",)
     help_args: tuple[str, ...] = ("resume", "--help")
 
     def home(self, env: Env) -> str:

@@ -115,6 +115,8 @@ def _load(folder: str, store: _Store) -> list[Session]:
 class Copilot:
     name = "copilot"
     program = "copilot"
+    home_vars: tuple[str, ...] = ("COPILOT_HOME",)
+    home_dirs: tuple[str, ...] = (".copilot",)
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

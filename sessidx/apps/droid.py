@@ -59,6 +59,8 @@ def _load(path: str, settings_path: str) -> list[Session]:
 class Droid:
     name = "droid"
     program = "droid"
+    home_vars: tuple[str, ...] = ()
+    home_dirs: tuple[str, ...] = (".factory",)
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

@@ -132,6 +132,9 @@ def parse_json(path: str, cwd: str | None) -> Session | None:
 class Gemini:
     name = "gemini"
     program = "gemini"
+    home_vars: tuple[str, ...] = ("GEMINI_CLI_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+                                  "GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+    home_dirs: tuple[str, ...] = (".gemini",)
     help_args: tuple[str, ...] = ("--help",)
 
     def home(self, env: Env) -> str:

@@ -49,12 +49,14 @@ def _ms(value: Any) -> int | None:
 
 class OpenCode:
     help_args: tuple[str, ...] = ("--help",)
+    home_vars: tuple[str, ...] = ("XDG_DATA_HOME",)
 
     def __init__(self, name: str, folder: str, database: str) -> None:
         self.name = name
         self.program = name
         self.folder = folder
         self.database = database
+        self.home_dirs: tuple[str, ...] = (os.path.join(".local", "share", folder),)
 
     def _session(self, sid: str, row: dict[str, Any], path: str | None) -> Session:
         return Session(

@@ -67,6 +67,8 @@ def _load(path: str) -> list[Session]:
 class Qwen:
     name = "qwen"
     program = "qwen"
+    home_vars: tuple[str, ...] = ("QWEN_HOME",)
+    home_dirs: tuple[str, ...] = (".qwen",)
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:
