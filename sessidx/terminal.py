@@ -3,43 +3,51 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
 import subprocess
 
 
 def ask_yes_no(question: str) -> bool:
-    """Ask on the terminal and read one key; anything but y/Y (or no terminal) is no."""
+    """Ask on the terminal and read the answer line; `y` or `yes` (any case) is yes, anything
+    else, no terminal, or Ctrl-D is no. A whole line is read, with the terminal's own editing
+    and echo, so a typed `yes` does not leave `es` behind for the shell or the agent. Keys
+    typed before the question are discarded. Ctrl-C raises KeyboardInterrupt (exit 130)."""
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
         return False
     import termios
 
-    try:
-        from sessidx.render import clean
+    from sessidx.render import clean
 
-        os.write(fd, f"{clean(question)} [y/N] ".encode("utf-8", "replace"))
-        try:
+    saved = None
+    try:
+        with contextlib.suppress(termios.error):
             saved = termios.tcgetattr(fd)
-        except termios.error:
-            saved = None
-        try:
-            if saved is not None:
-                mode = termios.tcgetattr(fd)
-                mode[3] &= ~(termios.ICANON | termios.ECHO)
-                mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
-                termios.tcsetattr(fd, termios.TCSANOW, mode)
-            key = os.read(fd, 1)
-        finally:
-            if saved is not None:
-                termios.tcsetattr(fd, termios.TCSANOW, saved)
-        yes = key in (b"y", b"Y")
-        os.write(fd, b"yes\r\n" if yes else b"no\r\n")
-        return yes
+            # A widget runs while the line editor holds the terminal raw: ask for lines, echo
+            # and Ctrl-C as at a plain prompt, and drop what was typed before the question.
+            mode = termios.tcgetattr(fd)
+            mode[0] |= termios.ICRNL
+            mode[1] |= termios.OPOST | termios.ONLCR
+            mode[3] |= termios.ICANON | termios.ECHO | termios.ECHOE | termios.ISIG
+            termios.tcsetattr(fd, termios.TCSAFLUSH, mode)
+        os.write(fd, f"{clean(question)} [y/N] ".encode("utf-8", "replace"))
+        answer = b""
+        while not answer.endswith(b"\n") and len(answer) < 256:
+            chunk = os.read(fd, 256)
+            if not chunk:  # Ctrl-D at the start of the line
+                os.write(fd, b"\r\n")
+                break
+            answer += chunk
+        return answer.strip().lower() in (b"y", b"yes")
     except OSError:
         return False
     finally:
+        if saved is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(fd, termios.TCSANOW, saved)
         os.close(fd)
 
 

@@ -205,8 +205,9 @@ def test_missing_folder_runs_nothing(shell, home, tmp_path):
 
 
 @pytest.mark.shell
-@pytest.mark.parametrize("answer", ["n", "y"])
+@pytest.mark.parametrize("answer", ["no", "yes"])
 def test_branch_mismatch_asks(shell, home, tmp_path, answer):
+    """The answer is a line: a typed `yes` once left `es` for the shell (`es: command not found`)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
@@ -214,7 +215,8 @@ def test_branch_mismatch_asks(shell, home, tmp_path, answer):
     shell.pick("feature branch")
     shell.tmux.until(lambda scr: "[y/N]" in scr, "the branch question")
     shell.tmux.type(answer)
-    if answer == "y":
+    shell.tmux.send("Enter")
+    if answer == "yes":
         shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
         assert recorded(shell.stubs, "claude")[0][:2] == ["--resume", s.session_id]
         assert shell.pwd() == str(repo)
@@ -222,6 +224,7 @@ def test_branch_mismatch_asks(shell, home, tmp_path, answer):
         shell.tmux.until(lambda scr: "no" in scr.split("[y/N]")[-1], "the answer echoed")
         assert shell.pwd() == str(tmp_path)
         assert recorded(shell.stubs, "claude") is None
+    assert "command not found" not in shell.tmux.screen() and "Unknown command" not in shell.tmux.screen()
 
 
 @pytest.mark.shell
