@@ -44,16 +44,16 @@ class Session(Fields):
         self,
         app: str,
         id: str,
-        cwd: str | None,
-        branch: str | None,  # None when unknown: no branch check then
-        title: str | None,
-        mtime: int,  # last used, ms since the epoch
-        bytes: int | None,
-        model: str | None,
-        effort: str | None,
-        approval: str | None,  # the app's own word for its permission/approval mode
-        sandbox: str | None,  # Codex only: read-only, workspace-write, danger-full-access
-        path: str | None,  # the transcript or store this came from
+        cwd: str | None = None,
+        branch: str | None = None,  # None when unknown: no branch check then
+        title: str | None = None,
+        mtime: int = 0,  # last used, ms since the epoch
+        bytes: int | None = None,
+        model: str | None = None,
+        effort: str | None = None,
+        approval: str | None = None,  # the app's own word for its permission/approval mode
+        sandbox: str | None = None,  # Codex only: read-only, workspace-write, danger-full-access
+        path: str | None = None,  # the transcript or store this came from
         archived: bool = False,  # cannot be resumed as it is (e.g. `codex unarchive` first)
         origin: str | None = None,  # how it was started: cli, exec, sdk-cli, ...
     ) -> None:

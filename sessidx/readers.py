@@ -289,6 +289,38 @@ def read_small_json(path: str | os.PathLike[str], cap: int = SMALL_JSON_CAP) -> 
         return None
 
 
+def read_document(path: str | os.PathLike[str], keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """A JSON document holding a whole session (cn, auggie, Amp). Up to SMALL_JSON_CAP it is
+    parsed; a larger one is never held whole: the top-level string `keys` are found in its first
+    and last 256 KiB (where these apps write them), and the rest is left out. None if unreadable."""
+    doc = read_small_json(path)
+    if isinstance(doc, dict):
+        return doc
+    f = open_regular(path)
+    if f is None:
+        return None
+    with f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size <= SMALL_JSON_CAP:
+                return None  # small and not a JSON object: broken
+            head = f.read(256 * 1024)
+            f.seek(size - 256 * 1024)
+            tail = f.read()
+        except OSError:
+            return None
+    import re
+
+    found: dict[str, Any] = {}
+    for key in keys:
+        pattern = re.compile(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*("(?:[^"\\]|\\.)*")')
+        matches = pattern.findall(head) or pattern.findall(tail)
+        value = parse_record(b'{"v":' + matches[0] + b"}") if matches else None
+        if value is not None:
+            found[key] = value["v"]
+    return found
+
+
 def read_small_text(path: str | os.PathLike[str], cap: int = 64 * 1024) -> str | None:
     data = read_prefix(path, cap + 1)
     return None if data is None or len(data) > cap else data.decode("utf-8", "replace")
@@ -397,6 +429,15 @@ def iso_ms(value: Any) -> int | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return int(parsed.timestamp() * 1000)
+
+
+def joined_text(content: Any) -> str:
+    """The text of a message's content: a string, or the `text` of each part of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
 
 
 def text(value: Any) -> str | None:

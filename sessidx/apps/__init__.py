@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
-from sessidx.apps import claude, cline, codex, copilot, droid, gemini, opencode, qwen
+from sessidx.apps import (
+    amp,
+    auggie,
+    claude,
+    cline,
+    cn,
+    codex,
+    copilot,
+    crush,
+    droid,
+    gemini,
+    goose,
+    kimi,
+    opencode,
+    qwen,
+    vibe,
+)
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -18,6 +34,13 @@ APPS: dict[str, App] = {
     "cline": cline.APP,
     "qwen": qwen.APP,
     "droid": droid.APP,
+    "kimi": kimi.APP,
+    "vibe": vibe.APP,
+    "cn": cn.APP,
+    "auggie": auggie.APP,
+    "crush": crush.APP,
+    "goose": goose.APP,
+    "amp": amp.APP,
 }
 
 APP_NAMES = list(APPS)

@@ -84,12 +84,17 @@ def read_table(db: str, table: str, columns: list[str], strict: bool = False) ->
     """Rows of one table of an app's SQLite store, read from a consistent private copy (see
     sqlite_snapshot); missing columns are None. Raises SourceError when it cannot be read.
     strict: any damage is an error (for apps whose plain files can be read instead)."""
+    return read_tables(db, {table: columns}, strict)[table]
+
+
+def read_tables(db: str, tables: dict[str, list[str]], strict: bool = False) -> dict[str, list[dict[str, object]]]:
+    """`read_table` for several tables of one store, from one snapshot."""
     from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
 
     notes: list[str] = []
     try:
         with snapshot(db, notes, strict=strict) as conn:
-            return list(select_present(conn, table, columns))
+            return {table: list(select_present(conn, table, columns)) for table, columns in tables.items()}
     except StoreError as exc:
         raise SourceError(str(exc)) from None
     finally:

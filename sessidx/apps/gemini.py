@@ -21,6 +21,7 @@ from sessidx.readers import (
     Record,
     files,
     iso_ms,
+    joined_text,
     mtime_ms,
     open_transcript,
     read_small_json,
@@ -72,10 +73,7 @@ def is_resumable(message: Any) -> bool:
     or a reply with text, tool calls or thoughts. A file with none is deleted by its cleanup."""
     if not isinstance(message, dict):
         return False
-    content = message.get("content")
-    said = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)) \
-        if isinstance(content, list) else content if isinstance(content, str) else ""
-    said = said.strip()
+    said = joined_text(message.get("content")).strip()
     if message.get("type") == "user":
         return bool(said) and not said.startswith(_IGNORED_PREFIXES)
     if message.get("type") == "gemini":

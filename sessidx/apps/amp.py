@@ -1,0 +1,77 @@
+"""Amp: `~/.local/share/amp/threads/T-<id>.json` (`AMP_HOME`, else `XDG_DATA_HOME/amp`).
+
+SYNTHETIC data only: Amp is closed source and needs its servers, so this follows the thread
+format third-party readers use: `id`, `title`, `messages[]` (`role`, `content[]`, `meta.sentAt`
+ms), `env.initial.cwd`, else the first `env.initial.trees[].uri` (a `file://` URL). Title:
+`title`, else the first user text. Last use: the newest `sentAt`, else `created`, else the
+file's mtime. No model, mode or branch is known.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, source_for_file
+from sessidx.model import Session
+from sessidx.readers import files, joined_text, mtime_ms, read_document, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+
+def _folder(environment: Any) -> str | None:
+    initial = environment.get("initial") if isinstance(environment, dict) else None
+    if not isinstance(initial, dict):
+        return None
+    if cwd := text(initial.get("cwd")):
+        return cwd
+    trees = initial.get("trees")
+    uri = text(trees[0].get("uri")) if isinstance(trees, list) and trees and isinstance(trees[0], dict) else None
+    if uri and uri.startswith("file://"):
+        from urllib.parse import unquote
+
+        return unquote(uri[len("file://"):], errors="surrogateescape")
+    return None
+
+
+def parse_thread(path: str) -> Session | None:
+    doc = read_document(path, ("id", "title"))
+    if doc is None or not (tid := text(doc.get("id"))):
+        return None
+    messages = [m for m in doc.get("messages") or [] if isinstance(m, dict)]
+    sent = [m["meta"]["sentAt"] for m in messages if isinstance(m.get("meta"), dict)
+            and isinstance(m["meta"].get("sentAt"), int)]
+    created = doc.get("created") if isinstance(doc.get("created"), int) else None
+    updated = max(sent, default=None) or created or mtime_ms(path)
+    if updated is None:
+        return None
+    first = next((said for m in messages if m.get("role") == "user" and (said := joined_text(m.get("content")))), None)
+    return Session(app="amp", id=tid, cwd=_folder(doc.get("env")), title=text(doc.get("title")) or first,
+                   mtime=updated, bytes=os.path.getsize(path), path=path)
+
+
+class Amp:
+    name = "amp"
+    program = "amp"
+    help_args: tuple[str, ...] = ("--help",)
+    home_vars: tuple[str, ...] = ("AMP_HOME", "XDG_DATA_HOME")
+    home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amp"),)
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        home = env.get("AMP_HOME") or os.path.join(env.data_home(), "amp")
+        for entry in files(os.path.join(home, "threads"), ".json"):
+            if entry.name.startswith("T-"):
+                source = source_for_file(entry.path, (), lambda p: one(parse_thread(p)), entry.path)
+                if source is not None:
+                    yield source
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        return ArgvBuilder(cli, self.program, "threads", "continue", session.id).plan
+
+
+APP = Amp()

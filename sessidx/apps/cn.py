@@ -1,0 +1,71 @@
+"""Continue CLI `cn`: `~/.continue/sessions/<id>.json` (`CONTINUE_GLOBAL_DIR` moves `~/.continue`).
+
+One JSON document per session: `sessionId`, `title` ("Untitled Session" for `-p` runs),
+`workspaceDirectory`, `history[]` (the model is `usage.model` of the newest assistant
+message). Last use: the file's mtime, which is also what `cn --resume` goes by. No branch or
+mode is stored; sub-agents run in memory only.
+
+cn cannot resume a session by id: `cn --resume` takes the newest session file of any folder.
+So Enter opens cn's own picker (`cn ls`) in the session's folder, and the preview names the
+session to choose there: never a resume of a different session.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, source_for_file
+from sessidx.model import Session
+from sessidx.readers import files, mtime_ms, read_document, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+
+def _model(history: object) -> str | None:
+    for item in reversed(history) if isinstance(history, list) else []:
+        message = item.get("message") if isinstance(item, dict) else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            usage = message.get("usage")
+            if isinstance(usage, dict) and (model := text(usage.get("model"))):
+                return model
+    return None
+
+
+def parse_session(path: str) -> Session | None:
+    doc = read_document(path, ("sessionId", "title", "workspaceDirectory"))
+    if doc is None or not (sid := text(doc.get("sessionId"))):
+        return None
+    updated = mtime_ms(path)
+    if updated is None:
+        return None
+    return Session(app="cn", id=sid, cwd=text(doc.get("workspaceDirectory")), title=text(doc.get("title")),
+                   mtime=updated, bytes=os.path.getsize(path), model=_model(doc.get("history")), path=path)
+
+
+class Continue:
+    name = "cn"
+    program = "cn"
+    help_args: tuple[str, ...] = ("--help",)
+    home_vars: tuple[str, ...] = ("CONTINUE_GLOBAL_DIR",)
+    home_dirs: tuple[str, ...] = (".continue",)
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        for entry in files(os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), "sessions"), ".json"):
+            if entry.name != "sessions.json":  # the index, not a session
+                source = source_for_file(entry.path, (), lambda p: one(parse_session(p)), entry.path)
+                if source is not None:
+                    yield source
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "ls")
+        b.plan.warnings.append(f"cn cannot resume a session by id (`cn --resume` takes the newest of any folder): "
+                               f"its picker opens here; choose {session.title or session.id!r}")
+        return b.plan
+
+
+APP = Continue()

@@ -1,0 +1,123 @@
+"""Mistral Vibe: `~/.vibe/logs/session/unified/<id>/meta.json` (`VIBE_HOME` moves `~/.vibe`).
+
+Folder: `meta.environment.working_directory`. Title: `meta.title` (`/rename`), else the session's
+`preview` (its first prompt) in `unified/.session-index.json`. Last use: `meta.end_time`, else
+`start_time`. Model: `meta.config.active_model`. Mode: `session_metadata.agent_name` of the
+newest `generations/*/runtime-state.json`, with `+bypass` when `--auto-approve`/`--yolo` set the
+policy ceiling's `approval_bypass` on another agent. Branch: 3.0.3 writes `git_branch: null`
+even in git repositories. Sub-agents are `child-*` folders without `meta.json`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, stamp_or_none
+from sessidx.model import Session
+from sessidx.readers import iso_ms, read_small_json, stamp, subdirs, text
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+DEFAULT_AGENT = "accept-edits"
+STRICT_AGENTS = {"ask", DEFAULT_AGENT}  # `auto-approve`, `smart-approve` and any `+bypass` are looser
+RUNTIME_CAP = 16 * 1024 * 1024
+
+
+def _mode(folder: str) -> str | None:
+    generations = sorted(entry.name for entry in subdirs(os.path.join(folder, "generations")))
+    for name in reversed(generations):
+        state: Any = read_small_json(os.path.join(folder, "generations", name, "runtime-state.json"), RUNTIME_CAP)
+        if not isinstance(state, dict):
+            continue
+        meta = state.get("session_metadata")
+        agent = text(meta.get("agent_name")) if isinstance(meta, dict) else None
+        subagents = state.get("subagents")
+        ceiling = subagents.get("policy_ceiling") if isinstance(subagents, dict) else None
+        bypass = isinstance(ceiling, dict) and ceiling.get("approval_bypass") is True
+        if agent and bypass and agent != "auto-approve":
+            return f"{agent}+bypass"
+        return agent
+    return None
+
+
+def parse_session(folder: str, previews: dict[str, str]) -> Session | None:
+    meta: Any = read_small_json(os.path.join(folder, "meta.json"))
+    if not isinstance(meta, dict) or not (sid := text(meta.get("session_id"))):
+        return None
+    if meta.get("parent_session_id"):
+        return None
+    environment = meta.get("environment")
+    config = meta.get("config")
+    updated = iso_ms(meta.get("end_time")) or iso_ms(meta.get("start_time"))
+    if updated is None:
+        return None
+    return Session(app="vibe", id=sid,
+                   cwd=text(environment.get("working_directory")) if isinstance(environment, dict) else None,
+                   branch=text(meta.get("git_branch")), title=text(meta.get("title")) or previews.get(sid),
+                   mtime=updated, model=text(config.get("active_model")) if isinstance(config, dict) else None,
+                   approval=_mode(folder), path=os.path.join(folder, "meta.json"),
+                   archived=meta.get("archived_at") is not None)
+
+
+def _previews(index_path: str) -> dict[str, str]:
+    """id -> the first prompt, from the CLI's own catalog."""
+    doc = read_small_json(index_path, RUNTIME_CAP)
+    entries = doc.get("entries") if isinstance(doc, dict) else None
+    found = {}
+    for entry in entries if isinstance(entries, list) else []:
+        session = entry.get("session") if isinstance(entry, dict) else None
+        if isinstance(session, dict) and (sid := text(session.get("id"))) and (preview := text(session.get("preview"))):
+            found[sid] = preview
+    return found
+
+
+class Vibe:
+    name = "vibe"
+    program = "vibe"
+    help_args: tuple[str, ...] = ("--help",)
+    home_vars: tuple[str, ...] = ("VIBE_HOME",)
+    home_dirs: tuple[str, ...] = (".vibe",)
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        unified = os.path.join(env.path("VIBE_HOME", ".vibe"), "logs", "session", "unified")
+        index = os.path.join(unified, ".session-index.json")
+        index_stamp = stamp_or_none(index)
+        previews: dict[str, str] | None = None
+
+        def load(folder: str) -> list[Session]:
+            nonlocal previews
+            if previews is None:
+                previews = _previews(index)
+            return one(parse_session(folder, previews))
+
+        for folder in subdirs(unified):
+            meta = os.path.join(folder.path, "meta.json")
+            st = stamp(meta)  # `child-*` sub-agent folders have none
+            if st is not None:
+                current = stamp_or_none(os.path.join(folder.path, "CURRENT"))
+                yield Source(meta, st + current + index_stamp, load, folder.path)
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        agent = session.approval
+        if agent is None or agent in STRICT_AGENTS:
+            b.option("--agent", agent)
+        elif allow_permissive:
+            name, _, bypass = agent.partition("+")
+            b.safety("--agent", name, *(["--auto-approve"] if bypass else []))
+        else:
+            # Not run here (3.0.3 needs Python 3.12): whether `--agent` overrides what a resume
+            # restores is unverified, so a loose mode is refused rather than hoped away.
+            b.hold_back("--agent", agent, loose_reason(self.program, DEFAULT_AGENT, cli.version))
+            b.refuse(f"vibe may restore the {agent} agent by itself, and no override of it has been verified. "
+                     "Alt-Enter (--allow-permissive) resumes it so for this launch")
+        return b.plan
+
+
+APP = Vibe()
