@@ -54,21 +54,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = current_env()
     try:
         if args.command in (None, "pick"):
-            return commands.pick(env, _out, getattr(args, "query", None), getattr(args, "shell", None))
+            return commands.pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         if args.command in ("list", "find"):
-            return commands.list_sessions(env, _out, args.query, args.app, args.json, args.archived, args.verbose)
+            return commands.list_sessions(env, _out, query=args.query, app=args.app, as_json=args.json,
+                                          archived=args.archived, verbose=args.verbose)
         if args.command == "preview":
-            return commands.preview(env, _out, args.id, args.shell)
+            return commands.preview(env, _out, ident=args.id, shell=args.shell)
         if args.command == "resume":
-            return commands.resume(env, _out, args.id, args.json, args.shell, args.allow_permissive, args.yes)
+            return commands.resume(env, _out, ident=args.id, as_json=args.json, shell=args.shell,
+                                   allow_permissive=args.allow_permissive, yes=args.yes)
         if args.command == "build":
-            return commands.build(env, _out, args.verbose)
+            return commands.build(env, _out, verbose=args.verbose)
         if args.command == "init":
-            return commands.init(env, _out, args.shell, args.key, args.bind)
+            return commands.init(env, _out, shell=args.shell, key=args.key, bind=args.bind)
         if args.command == "lines":
             return commands.picker_feed(env, _out)
         if args.command == "copy":
-            return commands.copy(env, _out, args.id, args.shell)
+            return commands.copy(env, _out, ident=args.id, shell=args.shell)
         raise NotImplementedError(args.command)
     except SessidxError as exc:
         from sessidx.render import warn

@@ -440,6 +440,12 @@ def joined_text(content: Any) -> str:
     return ""
 
 
+def is_wrapper(said: str) -> bool:
+    """Text the CLI put around or instead of a prompt (`<command-name>`, `<environment_context>`,
+    `<session_context>`): not what the person typed, so never a title."""
+    return said.lstrip().startswith("<")
+
+
 def text(value: Any) -> str | None:
     """A non-empty string, or None for anything else (wrong types are common in old data)."""
     return value if isinstance(value, str) and value else None

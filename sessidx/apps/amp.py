@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, source_for_file
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, file_sources
 from sessidx.model import Session
-from sessidx.readers import files, joined_text, mtime_ms, read_document, text
+from sessidx.readers import joined_text, mtime_ms, read_document, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable
     from typing import Any
 
     from sessidx.apps.base import CliHelp
@@ -62,13 +62,9 @@ class Amp:
     home_vars: tuple[str, ...] = ("AMP_HOME", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amp"),)
 
-    def sources(self, env: Env) -> Iterator[Source]:
+    def sources(self, env: Env) -> Iterable[Source]:
         home = env.get("AMP_HOME") or os.path.join(env.data_home(), "amp")
-        for entry in files(os.path.join(home, "threads"), ".json"):
-            if entry.name.startswith("T-"):
-                source = source_for_file(entry.path, (), lambda p: one(parse_thread(p)), entry.path)
-                if source is not None:
-                    yield source
+        return file_sources(os.path.join(home, "threads"), ".json", parse_thread, keep=lambda n: n.startswith("T-"))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         return ArgvBuilder(cli, self.program, "threads", "continue", session.id).plan

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, source_for_file
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, file_sources
 from sessidx.model import Session
-from sessidx.readers import files, iso_ms, read_document, text
+from sessidx.readers import iso_ms, read_document, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable
     from typing import Any
 
     from sessidx.apps.base import CliHelp
@@ -72,11 +72,8 @@ class Auggie:
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = (".augment",)
 
-    def sources(self, env: Env) -> Iterator[Source]:
-        for entry in files(os.path.join(env.path(None, ".augment"), "sessions"), ".json"):
-            source = source_for_file(entry.path, (), lambda p: one(parse_session(p)), entry.path)
-            if source is not None:
-                yield source
+    def sources(self, env: Env) -> Iterable[Source]:
+        return file_sources(os.path.join(env.path(None, ".augment"), "sessions"), ".json", parse_session)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "-r", session.id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from sessidx.model import Fields
-from sessidx.readers import stamp
+from sessidx.readers import files, stamp
 
 TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
 if TYPE_CHECKING:
@@ -208,3 +208,17 @@ def source_for_file(path: str, extra: Stamp, load: Callable[..., list[Session]],
 
 def one(session: Session | None) -> list[Session]:
     return [] if session is None else [session]
+
+
+def _one_of(parse: Callable[[str], Session | None], path: str) -> list[Session]:
+    return one(parse(path))
+
+
+def file_sources(folder: str, suffix: str, parse: Callable[[str], Session | None],
+                 keep: Callable[[str], bool] | None = None) -> Iterable[Source]:
+    """A Source for each regular file `folder/*suffix` (whose name `keep` accepts) holding one
+    session, read by `parse(path)`: the shape of apps that keep a document per session."""
+    for entry in files(folder, suffix):
+        if (keep is None or keep(entry.name)) and (source := source_for_file(entry.path, (), _one_of, parse,
+                                                                              entry.path)):
+            yield source

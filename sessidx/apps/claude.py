@@ -15,6 +15,7 @@ from sessidx.model import Session
 from sessidx.readers import (
     Record,
     Transcript,
+    is_wrapper,
     mtime_ms,
     open_transcript,
     read_small_json,
@@ -70,7 +71,7 @@ def _is_real_prompt(record: Record) -> str | None:
     if record.get("type") != "user" or record.get("isSidechain") is True:
         return None
     prompt = _message_text(record)
-    return prompt if prompt and not prompt.lstrip().startswith("<") else None
+    return prompt if prompt and not is_wrapper(prompt) else None
 
 
 def _newest_text(t: Transcript, rtype: str, key: str) -> str | None:

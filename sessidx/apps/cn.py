@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, source_for_file
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, file_sources
 from sessidx.model import Session
-from sessidx.readers import files, mtime_ms, read_document, text
+from sessidx.readers import mtime_ms, read_document, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable
 
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
@@ -54,12 +54,9 @@ class Continue:
     home_vars: tuple[str, ...] = ("CONTINUE_GLOBAL_DIR",)
     home_dirs: tuple[str, ...] = (".continue",)
 
-    def sources(self, env: Env) -> Iterator[Source]:
-        for entry in files(os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), "sessions"), ".json"):
-            if entry.name != "sessions.json":  # the index, not a session
-                source = source_for_file(entry.path, (), lambda p: one(parse_session(p)), entry.path)
-                if source is not None:
-                    yield source
+    def sources(self, env: Env) -> Iterable[Source]:
+        folder = os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), "sessions")
+        return file_sources(folder, ".json", parse_session, keep=lambda name: name != "sessions.json")  # the index
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "ls")

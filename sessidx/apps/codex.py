@@ -23,7 +23,7 @@ from sessidx.apps.base import (
     stamp_or_none,
 )
 from sessidx.model import Session
-from sessidx.readers import Record, files, mtime_ms, open_transcript, scan, stamp, subdirs, text
+from sessidx.readers import Record, files, is_wrapper, mtime_ms, open_transcript, scan, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def _user_prompt(record: Record) -> str | None:
         return None
     content = payload.get("content")
     for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and (t := text(block.get("text"))) and not t.lstrip().startswith("<"):
+        if isinstance(block, dict) and (t := text(block.get("text"))) and not is_wrapper(t):
             return t
     return None
 

@@ -20,6 +20,7 @@ from sessidx.model import Session
 from sessidx.readers import (
     Record,
     files,
+    is_wrapper,
     iso_ms,
     joined_text,
     mtime_ms,
@@ -62,7 +63,7 @@ def _prompt(record: Record) -> str | None:
     if record.get("type") != "user":
         return None
     prompt = _user_text(record)
-    return prompt if prompt and not prompt.lstrip().startswith("<") else None
+    return prompt if prompt and not is_wrapper(prompt) else None
 
 
 _IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")  # 0.61.0's isIgnoredUserContent

@@ -158,3 +158,10 @@ def test_every_app_is_guarded_and_keys_the_cache():
         assert set(app.home_vars) <= set(HOME_VARS), app.name
     assert {"KIMI_SHARE_DIR", "VIBE_HOME", "CONTINUE_GLOBAL_DIR", "CRUSH_GLOBAL_DATA", "GOOSE_PATH_ROOT",
             "AMP_HOME"} <= set(HOME_VARS)
+
+
+def test_the_readme_table_names_every_registered_app():
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    table = readme[readme.index("## Supported apps and what is read"):readme.index("What each shows")]
+    for name in APPS:
+        assert f"(`{name}`)" in table or f"`{name}`)" in table, name
