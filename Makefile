@@ -12,7 +12,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 run: $(BIN)/.installed
-	$(BIN)/sessidx
+	$(BIN)/sessidx || [ $$? -eq 130 ]  # Esc or Ctrl-C in the picker is no failure
 
 test: $(BIN)/.installed
 	$(BIN)/pytest

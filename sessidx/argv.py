@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -59,6 +60,10 @@ def _nothing(s: argparse.ArgumentParser) -> None:
     pass
 
 
+def _help(s: argparse.ArgumentParser) -> None:
+    s.add_argument("topic", nargs="?", metavar="COMMAND", help="a command to explain")
+
+
 # name: (help, arguments); no help keeps a command out of the listing (internal ones).
 COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]] = {
     "pick": ("the fzf picker (the default)", _pick),
@@ -68,6 +73,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "resume": ("plan a resume and print the command line", _resume),
     "build": ("refresh the index and time each app", _build),
     "init": ("print the shell snippet", _init),
+    "help": ("this help, or a command's", _help),
     "lines": (None, _nothing),  # the picker's reload feed
     "copy": (None, _id_and_shell),  # Ctrl-Y in the picker
 }
@@ -76,9 +82,10 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
 def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """Only the named command's parser is built when it is known: every argparse parser and
     argument costs start-up time, and `list` runs on a key press."""
-    p = argparse.ArgumentParser(
-        prog="sessidx", description="Find and resume any coding-agent session.", formatter_class=_Formatter
-    )
+    from sessidx import __version__
+
+    p = _Parser(prog="sessidx", description="Find and resume any coding-agent session.", formatter_class=_Formatter)
+    p.add_argument("-V", "--version", action="version", version=f"sessidx {__version__}")
     # prog given: otherwise argparse builds a help formatter (and imports shutil) on every run
     sub = p.add_subparsers(dest="command", metavar="COMMAND", prog="sessidx", parser_class=_Subparser)
     wanted = [argv[0]] if argv and argv[0] in COMMANDS else list(COMMANDS)
@@ -86,6 +93,19 @@ def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         helptext, add_arguments = COMMANDS[name]
         add_arguments(sub.add_parser(name, help=helptext) if helptext else sub.add_parser(name))
     return p
+
+
+PUBLIC = [name for name, (helptext, _) in COMMANDS.items() if helptext]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """An unknown command names the commands a person uses (argparse would list the
+        picker's internal ones too)."""
+        if message.startswith("argument COMMAND: invalid choice"):
+            given = message.split("'")[1] if "'" in message else "?"
+            message = f"unknown command {given!r}: use one of {', '.join(PUBLIC)} (sessidx help)"
+        super().error(message)
 
 
 class _Subparser(argparse.ArgumentParser):

@@ -71,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.picker_feed(env, _out)
         if args.command == "copy":
             return commands.copy(env, _out, ident=args.id, shell=args.shell)
+        if args.command == "help":
+            from sessidx.argv import parser
+
+            topic = [args.topic] if args.topic else []
+            parser([*topic, "--help"]).parse_args([*topic, "--help"])
         raise NotImplementedError(args.command)
     except SessidxError as exc:
         from sessidx.render import warn

@@ -25,10 +25,13 @@ if TYPE_CHECKING:
     Out = Callable[[str], None]  # where a command's lines go
 
 
+DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
+
+
 def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
     index = load(env, APPS.values(), refresh)
     if index.demo and announce:
-        render.warn("no agent sessions found here; showing the demo home (fixtures/home)")
+        render.warn(DEMO_NOTE)
     if verbose:
         for problem in index.problems:
             render.warn(problem)
@@ -48,13 +51,29 @@ def _select(sessions: list[Session], query: str | None, app: str | None, archive
 
 def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None = None,
                   as_json: bool = False, archived: bool = False, verbose: bool = False) -> int:
-    sessions = _select(_index(env, verbose=verbose).sessions, query, app, archived)
+    index = _index(env, verbose=verbose)
+    sessions = _select(index.sessions, query, app, archived)
+    if not sessions:
+        render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
+                    else _nothing_found(index))
     if as_json:
         lines = [render.json_line(s.to_json()) for s in sessions]
     else:
         lines = render.table(sessions, render.terminal_width(160))
     _emit(out, lines)
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
+
+
+def _nothing_found(index: Index) -> str:
+    """Where sessidx looked, for an empty home: the apps' folders (or their override variables)."""
+    env = index.env
+    if env is None:
+        return "no agent sessions found"
+    places = []
+    for app in APPS.values():
+        moved = [f"${v}" for v in app.home_vars if v != "XDG_DATA_HOME" and env.get(v)]
+        places += moved or [render.tilde(os.path.join(env.home, d)) for d in app.home_dirs]
+    return f"no agent sessions found; looked in {', '.join(dict.fromkeys(places))}"
 
 
 def _emit(out: Out, lines: list[str]) -> None:
@@ -134,10 +153,14 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     if not _has_tty():
         return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
     shell_name = detect_shell(shell, env.vars)
-    sessions = [s for s in _index(env, refresh=False).sessions if not s.archived]
+    index = _index(env, refresh=False, announce=False)  # the demo note goes in fzf's header: no pile-up
+    sessions = [s for s in index.sessions if not s.archived]
+    if not sessions:
+        raise SessidxError(_nothing_found(index))
     lines = render.picker_lines(sessions, here=os.environ.get("PWD"))
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
-    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name)
+    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name,
+                     note=DEMO_NOTE if index.demo else None)
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
 
 

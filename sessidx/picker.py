@@ -48,7 +48,8 @@ class Picked:
     permissive: bool  # Alt-Enter: the per-launch opt-in
 
 
-def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shell: str) -> Picked:
+def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shell: str,
+            note: str | None = None) -> Picked:
     me = self_command()
     cmd = [
         fzf,
@@ -63,7 +64,7 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--min-height=15",
         "--border=top",
         "--prompt=session> ",
-        f"--header={HEADER}",
+        f"--header={HEADER}" + (f"\n{note}" if note else ""),
         f"--query={query}",
         "--expect=alt-enter",
         f"--preview={me} preview --shell {shell} {{1}}",

@@ -76,3 +76,66 @@ def test_init_key_options(tmp_path):
     assert run_cli("init", "zsh", "--key", "^X^A").stdout == "SESSIDX_KEY='^X^A'\n" + snippet
     assert run_cli("init", "zsh", "--no-bind").stdout == "SESSIDX_KEY=''\n" + snippet
     assert run_cli("init", "fish", "--key", "\\cx\\ca").stdout.startswith("set -g SESSIDX_KEY '\\\\cx\\\\ca'\n")
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag):
+    from sessidx import __version__
+
+    done = run_cli(flag)
+    assert done.returncode == 0 and done.stdout == f"sessidx {__version__}\n"
+
+
+def test_help_names_the_commands_a_person_uses():
+    done = run_cli("help")
+    assert done.returncode == 0
+    for command in ("pick", "list", "find", "preview", "resume", "build", "init"):
+        assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
+    assert not re.search(r"^\s+(lines|copy)\s", done.stdout, re.M)  # the picker's internal ones
+    assert "--allow-permissive" in run_cli("help", "resume").stdout
+
+
+def test_an_unknown_command_lists_only_public_ones():
+    done = run_cli("frob")
+    assert done.returncode == 2 and "unknown command 'frob'" in done.stderr
+    assert "lines" not in done.stderr and "copy" not in done.stderr
+
+
+def test_find_without_a_match_says_so(two_apps):
+    done = run_cli("find", "nosuchthing")
+    assert done.returncode == 1 and done.stdout == ""
+    assert "no session matches 'nosuchthing'" in done.stderr
+
+
+def test_an_empty_home_names_where_it_looked(home):
+    done = run_cli("list")
+    assert done.returncode == 0 and done.stdout == ""
+    assert "no agent sessions found; looked in" in done.stderr
+    assert f"{home}/.claude" in done.stderr and f"{home}/.local/share/goose" in done.stderr
+    moved = run_cli("list", env={"CODEX_HOME": "/nowhere/codex"})
+    assert "$CODEX_HOME" in moved.stderr and f"{home}/.codex," not in moved.stderr
+    assert "no codex sessions found" in run_cli("list", "--app", "codex").stderr
+
+
+def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch):
+    """Empty: a message naming the folders instead of fzf's 0/0. Demo: the note is in fzf's
+    header, not a stderr line left on the screen at every press."""
+    from sessidx import commands, picker
+    from sessidx.config import current_env
+    from sessidx.errors import Cancelled, SessidxError
+
+    monkeypatch.setattr(commands, "_has_tty", lambda: True)
+    with pytest.raises(SessidxError, match="looked in"):
+        commands.pick(current_env(), print, None, "bash")
+    seen = {}
+
+    def fake_fzf(lines, query, fzf, opts, shell, note=None):
+        seen.update(lines=lines, note=note)
+        raise Cancelled()
+
+    monkeypatch.setattr(picker, "run_fzf", fake_fzf)
+    monkeypatch.delenv("SESSIDX_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+    with pytest.raises(Cancelled):
+        commands.pick(current_env(), print, None, "bash")
+    assert seen["lines"] and "demo home" in seen["note"]
