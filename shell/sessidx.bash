@@ -10,17 +10,31 @@
 
 if [[ $- == *i* ]]; then
 
-  # bind -x cannot run accept-line itself, so the key runs a two-key macro: the first
-  # calls this function, the second is rebound here to accept-line or to nothing.
-  # The picker prints the resume line ("builtin cd -- DIR && agent ..."), already quoted.
+  # bind -x cannot run accept-line itself, so the key runs a three-key macro: the first
+  # calls this function, the second is rebound here to accept-line or to nothing, and the
+  # third, left over for the next prompt's line when the second accepted, puts back what was
+  # typed before the key (zsh's push-line). The picker prints the resume line
+  # ("builtin cd -- DIR && agent ..."), already quoted.
   sessidx-widget() {
-    \builtin local line
+    \builtin local line typed="$READLINE_LINE" # quoted: through \builtin, local is no declaration
     if line=$(SESSIDX_SHELL=bash \command sessidx pick < /dev/tty) && [[ -n $line ]]; then
       READLINE_LINE=$line
       READLINE_POINT=${#line}
-      [[ ${SESSIDX_ACCEPT-1} != 0 ]] && __sessidx_then accept-line && return 0
+      if [[ ${SESSIDX_ACCEPT-1} != 0 ]]; then
+        __sessidx_typed=$typed
+        __sessidx_then accept-line
+        return 0
+      fi
     fi
     __sessidx_then redraw-current-line
+  }
+
+  __sessidx_restore() {
+    if [[ -n ${__sessidx_typed-} ]]; then
+      READLINE_LINE=$__sessidx_typed
+      READLINE_POINT=${#READLINE_LINE}
+    fi
+    \builtin unset __sessidx_typed
   }
 
   __sessidx_then() {
@@ -53,7 +67,8 @@ if [[ $- == *i* ]]; then
     for __sessidx_map in emacs-standard vi-command vi-insert; do
       \builtin bind -m "$__sessidx_map" -x '"\e[9970~": sessidx-widget'
       \builtin bind -m "$__sessidx_map" '"\e[9971~": redraw-current-line'
-      \builtin bind -m "$__sessidx_map" "\"$__sessidx_key\": \"\\e[9970~\\e[9971~\""
+      \builtin bind -m "$__sessidx_map" -x '"\e[9972~": __sessidx_restore'
+      \builtin bind -m "$__sessidx_map" "\"$__sessidx_key\": \"\\e[9970~\\e[9971~\\e[9972~\""
     done
     \builtin unset __sessidx_key __sessidx_map
   fi

@@ -11,6 +11,7 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
     status is-interactive; or return 0
 
     function sessidx-widget -d 'Pick a coding-agent session and resume it here'
+        set -l typed (commandline | string collect)
         set -l line (SESSIDX_SHELL=fish command sessidx pick </dev/tty)
         if test $status -ne 0; or test -z "$line"
             commandline -f repaint
@@ -19,9 +20,18 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
         commandline -r -- "$line"
         if test "$SESSIDX_ACCEPT" = 0
             commandline -f repaint
-        else
-            commandline -f repaint execute
+            return 0
         end
+        if test -n "$typed"
+            # what was typed comes back at the next prompt, as zsh's push-line does
+            set -g __sessidx_typed $typed
+            function __sessidx_restore --on-event fish_postexec
+                functions -e __sessidx_restore
+                commandline -- $__sessidx_typed
+                set -e __sessidx_typed
+            end
+        end
+        commandline -f repaint execute
     end
 
     # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.

@@ -27,6 +27,7 @@ if [[ -o interactive ]]; then
     fi
     \builtin zle push-line # what was typed comes back at the next prompt
     BUFFER=$line
+    \builtin zle reset-prompt # fzf cleared the prompt line: show the command after the prompt
     \builtin zle accept-line
   }
   \builtin zle -N sessidx-widget

@@ -151,8 +151,9 @@ class Shell:
         command = {"bash": "history > {out}", "zsh": "fc -ln 1 > {out}", "fish": "history > {out}"}[self.name]
         return self.ask(command, "history")
 
-    def pick(self, query: str, key: str = "Enter") -> None:
-        self.tmux.prepare()
+    def pick(self, query: str, key: str = "Enter", prepare: bool = True) -> None:
+        if prepare:  # an empty, live line (prepare ends with Ctrl-U)
+            self.tmux.prepare()
         self.tmux.send("C-o")
         self.tmux.until(lambda s: "session>" in s, "the picker")
         self.tmux.type(query)
@@ -457,3 +458,20 @@ def test_other_apps_resume_through_the_same_widget(shell, home, tmp_path):
     shell.pick("Refresh tokens")
     shell.tmux.until_file(shell.stubs / "qwen.argv", "the stub qwen")
     assert recorded(shell.stubs, "qwen") == (["--resume", sid, "-m", "qwen3-max"], str(folder))
+
+
+@pytest.mark.shell
+def test_the_prompt_stays_and_typed_text_comes_back(shell, home, tmp_path):
+    """The resume line shows after the prompt, as if typed (zsh once drew it at column 0), and
+    what was typed before Ctrl-O is on the next prompt's line (bash and fish once dropped it)."""
+    folder = tmp_path / "proj"
+    session_in(folder, home, prompt="Half typed session")
+    shell.tmux.prepare()
+    typed = "echo half-typed  'a  b' $HOME"  # spaces, quotes and a $ come back as they were
+    shell.tmux.type(typed)
+    shell.tmux.until(lambda s: typed in s, "the typed text")
+    shell.pick("Half typed", prepare=False)
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+    screen = shell.tmux.until(lambda s: re.search(rf"(?m)^\$ {re.escape(typed)}\s*$", s) is not None,
+                              "the typed text back on the next prompt")
+    assert re.search(r"(?m)^\$ \\?builtin cd -- ", screen), screen
