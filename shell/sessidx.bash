@@ -15,7 +15,7 @@ if [[ $- == *i* ]]; then
   # third, left over for the next prompt's line when the second accepted, puts back what was
   # typed before the key (zsh's push-line). The picker prints the resume line
   # ("builtin cd -- DIR && agent ..."), already quoted.
-  sessidx-widget() {
+  function sessidx-widget {
     \builtin local line typed="$READLINE_LINE" # quoted: through \builtin, local is no declaration
     if line=$(SESSIDX_SHELL=bash \command sessidx pick < /dev/tty) && [[ -n $line ]]; then
       READLINE_LINE=$line
@@ -29,7 +29,7 @@ if [[ $- == *i* ]]; then
     __sessidx_then redraw-current-line
   }
 
-  __sessidx_restore() {
+  function __sessidx_restore {
     if [[ -n ${__sessidx_typed-} ]]; then
       READLINE_LINE=$__sessidx_typed
       READLINE_POINT=${#READLINE_LINE}
@@ -37,15 +37,16 @@ if [[ $- == *i* ]]; then
     \builtin unset __sessidx_typed
   }
 
-  __sessidx_then() {
+  function __sessidx_then {
     \builtin local map
     for map in emacs-standard vi-command vi-insert; do
-      \builtin bind -m "$map" "\"\\e[9971~\": $1"
+      \bind -m "$map" "\"\\e[9971~\": $1"
     done
   }
 
-  # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.
-  sessidx() {
+  # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too. (`function NAME`:
+  # the name after the keyword is never alias-expanded, so an alias `sessidx` cannot break this.)
+  function sessidx {
     \builtin local line
     case "${1-pick}" in
       pick | resume)
@@ -62,13 +63,17 @@ if [[ $- == *i* ]]; then
     esac
   }
 
-  if [[ ${SESSIDX_KEY-x} != "" ]]; then
+  # `\bind`, not `\builtin bind`: no alias, but ble.sh's own `bind` function still sees it.
+  if [[ ${SESSIDX_KEY-x} != "" ]] && ((BASH_VERSINFO[0] < 4)); then
+    # bash 3.2 (macOS) has no READLINE_LINE: the key runs the `sessidx` function as a line.
+    \bind "\"${SESSIDX_KEY:-\\C-o}\": \"\\C-a\\C-ksessidx\\C-m\""
+  elif [[ ${SESSIDX_KEY-x} != "" ]]; then
     __sessidx_key=${SESSIDX_KEY:-\\C-o}
     for __sessidx_map in emacs-standard vi-command vi-insert; do
-      \builtin bind -m "$__sessidx_map" -x '"\e[9970~": sessidx-widget'
-      \builtin bind -m "$__sessidx_map" '"\e[9971~": redraw-current-line'
-      \builtin bind -m "$__sessidx_map" -x '"\e[9972~": __sessidx_restore'
-      \builtin bind -m "$__sessidx_map" "\"$__sessidx_key\": \"\\e[9970~\\e[9971~\\e[9972~\""
+      \bind -m "$__sessidx_map" -x '"\e[9970~": sessidx-widget'
+      \bind -m "$__sessidx_map" '"\e[9971~": redraw-current-line'
+      \bind -m "$__sessidx_map" -x '"\e[9972~": __sessidx_restore'
+      \bind -m "$__sessidx_map" "\"$__sessidx_key\": \"\\e[9970~\\e[9971~\\e[9972~\""
     done
     \builtin unset __sessidx_key __sessidx_map
   fi

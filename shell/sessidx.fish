@@ -31,6 +31,10 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
                 set -e __sessidx_typed
             end
         end
+        # Pressed in vi normal mode: insert mode for the next prompt, as fish's own Enter does there.
+        if test "$fish_key_bindings" = fish_vi_key_bindings; and test "$fish_bind_mode" != insert
+            set fish_bind_mode insert
+        end
         commandline -f repaint execute
     end
 

@@ -11,7 +11,7 @@
 # Until `emulate` below, every word is backslash-quoted so user aliases cannot expand.
 if [[ -o interactive ]]; then
 
-  sessidx-widget() {
+  function sessidx-widget {
     \builtin emulate -L zsh -o no_aliases -o pipefail
     \builtin local line
     line=$(SESSIDX_SHELL=zsh \command sessidx pick < /dev/tty)
@@ -32,8 +32,9 @@ if [[ -o interactive ]]; then
   }
   \builtin zle -N sessidx-widget
 
-  # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.
-  sessidx() {
+  # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too. (`function NAME`:
+  # the name after the keyword is never alias-expanded, so an alias `sessidx` cannot break this.)
+  function sessidx {
     \builtin local line
     case "${1-pick}" in
       pick | resume)

@@ -475,3 +475,38 @@ def test_the_prompt_stays_and_typed_text_comes_back(shell, home, tmp_path):
     screen = shell.tmux.until(lambda s: re.search(rf"(?m)^\$ {re.escape(typed)}\s*$", s) is not None,
                               "the typed text back on the next prompt")
     assert re.search(r"(?m)^\$ \\?builtin cd -- ", screen), screen
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_an_alias_named_sessidx_does_not_break_loading(shell, tmp_path):
+    """`sessidx() {` under an alias of that name was a syntax error in bash and zsh."""
+    require(shell)
+    snippet = ROOT / "shell" / f"sessidx.{shell}"
+    setup = "shopt -s expand_aliases; " if shell == "bash" else ""
+    probe = {"bash": "type -t sessidx-widget && declare -F sessidx", "zsh": "whence -w sessidx-widget"}[shell]
+    done = run_in_shell(shell, f"{setup}alias sessidx='echo aliased'\nsource {snippet}\n{probe}", tmp_path)
+    assert done.returncode == 0 and "sessidx" in done.stdout, done.stderr
+    assert "syntax error" not in done.stderr and "parse error" not in done.stderr
+
+
+@pytest.mark.shell
+def test_fish_vi_mode_is_back_in_insert_after_a_resume(tmp_path, home, stub_bin):
+    require("tmux")
+    require("fish")
+    write_stub(stub_bin, "claude")
+    sh = Shell("fish", tmp_path, home, stub_bin, rc_extra="fish_vi_key_bindings")
+    try:
+        folder = tmp_path / "vi"
+        session_in(folder, home, prompt="Vi mode session")
+        sh.tmux.prepare()
+        sh.tmux.send("Escape")  # Ctrl-O pressed in normal mode
+        sh.pick("Vi mode", prepare=False)
+        sh.tmux.until_file(stub_bin / "claude.argv", "the stub claude")
+        # typed straight away, as a person would: lost if the line editor were in normal mode
+        target = sh.out / "mode"
+        sh.tmux.until(lambda s: s.rstrip().endswith("$"), "the next prompt")
+        sh.run(f"echo $fish_bind_mode > {target}")
+        sh.tmux.until_file(target, "the mode")
+        assert target.read_text().strip() == "insert"
+    finally:
+        sh.tmux.kill()
