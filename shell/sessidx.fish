@@ -12,6 +12,9 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
 
     function sessidx-widget -d 'Pick a coding-agent session and resume it here'
         set -l typed (commandline | string collect)
+        # Queued first: Ctrl-C at the branch question interrupts fish too, which then skips the
+        # rest of this function; the prompt still comes back.
+        commandline -f repaint
         set -l line (SESSIDX_SHELL=fish command sessidx pick </dev/tty)
         if test $status -ne 0; or test -z "$line"
             commandline -f repaint

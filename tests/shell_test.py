@@ -510,3 +510,18 @@ def test_fish_vi_mode_is_back_in_insert_after_a_resume(tmp_path, home, stub_bin)
         assert target.read_text().strip() == "insert"
     finally:
         sh.tmux.kill()
+
+
+@pytest.mark.shell
+def test_ctrl_c_at_the_branch_question_is_quiet(shell, home, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    session_in(repo, home, prompt="Interrupted question", branch="feature/y")
+    shell.pick("Interrupted question")
+    shell.tmux.until(lambda scr: "[y/N]" in scr, "the branch question")
+    shell.tmux.send("C-c")
+    shell.tmux.until(lambda scr: re.search(r"(?m)^\$[ \t]*$", scr.split("[y/N]")[-1]) is not None, "a fresh prompt")
+    assert shell.pwd() == str(tmp_path)  # the line editor is usable, and nothing ran
+    assert recorded(shell.stubs, "claude") is None
+    assert "Traceback" not in shell.tmux.screen()
