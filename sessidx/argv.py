@@ -60,6 +60,11 @@ def _nothing(s: argparse.ArgumentParser) -> None:
     pass
 
 
+def _check(s: argparse.ArgumentParser) -> None:
+    s.add_argument("id")
+    s.add_argument("--allow-permissive", action="store_true")
+
+
 def _help(s: argparse.ArgumentParser) -> None:
     s.add_argument("topic", nargs="?", metavar="COMMAND", help="a command to explain")
 
@@ -76,6 +81,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "help": ("this help, or a command's", _help),
     "lines": (None, _nothing),  # the picker's reload feed
     "copy": (None, _id_and_shell),  # Ctrl-Y in the picker
+    "check": (None, _check),  # Enter and Alt-Enter in the picker
 }
 
 

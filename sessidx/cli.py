@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.picker_feed(env, _out)
         if args.command == "copy":
             return commands.copy(env, _out, ident=args.id, shell=args.shell)
+        if args.command == "check":
+            return commands.check(env, _out, ident=args.id, allow_permissive=args.allow_permissive)
         if args.command == "help":
             from sessidx.argv import parser
 

@@ -180,11 +180,28 @@ def picker_feed(env: Env, out: Out) -> int:
 
 
 def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
+    """Ctrl-Y: copy the resume line; what it prints is fzf's action showing what was copied."""
     from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
     _, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
-    to_clipboard(plan.shell_line(detect_shell(shell, env.vars)))
+    line = plan.shell_line(detect_shell(shell, env.vars))
+    how = to_clipboard(line)
+    out(f"change-header:copied ({how}): {render.clean(line)}")
+    return ExitCode.OK
+
+
+def check(env: Env, out: Out, ident: str, allow_permissive: bool) -> int:
+    """Enter and Alt-Enter in the picker: fzf's next action. A session that can be resumed is
+    accepted (with the key that chose it); one that cannot keeps the picker open, and its
+    reason takes the header. A branch change is asked about after the picker closes."""
+    try:
+        _, plan = _plan_for(env, ident, allow_permissive, fresh=False)
+        reason = plan.error
+    except SessidxError as exc:
+        reason = str(exc)
+    key = "alt-enter" if allow_permissive else "enter"
+    out(f"change-header:cannot resume: {render.clean(reason)} (Esc leaves)" if reason else f"print({key})+accept")
     return ExitCode.OK
 
 

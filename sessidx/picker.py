@@ -66,11 +66,15 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--prompt=session> ",
         f"--header={HEADER}" + (f"\n{note}" if note else ""),
         f"--query={query}",
-        "--expect=alt-enter",
         f"--preview={me} preview --shell {shell} {{1}}",
         # Rounded corners do not draw right on every terminal.
         "--preview-window=down,55%,sharp,wrap",
-        f"--bind=ctrl-y:execute-silent({me} copy --shell {shell} {{1}})",
+        # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
+        # takes the header and the picker stays. print(KEY) tells the two keys apart. With
+        # nothing matching there is no {1}, fzf runs no check, and Enter does nothing: Esc leaves.
+        f"--bind=enter:transform({me} check {{1}})",
+        f"--bind=alt-enter:transform({me} check --allow-permissive {{1}})",
+        f"--bind=ctrl-y:transform({me} copy --shell {shell} {{1}})",
         f"--bind=start:reload-sync({me} lines)",
     ]
     if extra_opts:

@@ -52,12 +52,18 @@ def ask_yes_no(question: str) -> bool:
 
 
 def copy(text: str) -> str:
-    """Copy to the clipboard: a clipboard tool when present, and OSC 52 to the terminal."""
-    for tool in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["pbcopy"]):
+    """Copy to the clipboard; returns how. Inside tmux, its buffer (`load-buffer -w` also sets
+    the outer terminal's clipboard where tmux may): tmux ignores an app's own OSC 52 by
+    default. Else a clipboard tool when present, else OSC 52 to the terminal."""
+    tools = [["wl-copy"], ["xclip", "-selection", "clipboard"], ["pbcopy"]]
+    if os.environ.get("TMUX"):
+        tools.insert(0, ["tmux", "load-buffer", "-w", "-"])
+    for tool in tools:
         if shutil.which(tool[0]):
             try:
-                subprocess.run(tool, input=text.encode(), timeout=5, check=True)
-                return tool[0]
+                subprocess.run(tool, input=text.encode("utf-8", "surrogateescape"), timeout=5, check=True,
+                               capture_output=True)
+                return "tmux buffer" if tool[0] == "tmux" else tool[0]
             except (OSError, subprocess.SubprocessError):
                 continue
     try:

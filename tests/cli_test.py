@@ -139,3 +139,36 @@ def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch
     with pytest.raises(Cancelled):
         commands.pick(current_env(), print, None, "bash")
     assert seen["lines"] and "demo home" in seen["note"]
+
+
+def test_check_tells_fzf_what_enter_does(home, tmp_path):
+    """The picker's Enter and Alt-Enter: accept what can be resumed, keep the picker with the
+    reason otherwise."""
+    here = tmp_path / "here"
+    here.mkdir()
+    ok = ClaudeSession(cwd=str(here), prompt="resumable")
+    ok.write(home)
+    gone = ClaudeSession(cwd=str(tmp_path / "gone"), prompt="not resumable")
+    gone.write(home)
+    assert run_cli("check", ok.session_id).stdout == "print(enter)+accept\n"
+    assert run_cli("check", "--allow-permissive", ok.session_id).stdout == "print(alt-enter)+accept\n"
+    refused = run_cli("check", gone.session_id).stdout
+    assert refused.startswith("change-header:cannot resume: folder no longer exists") and refused[-1] == "\n"
+    assert run_cli("check", "nosuch").stdout.startswith("change-header:cannot resume: no session matches")
+
+
+def test_copy_under_tmux_uses_its_buffer(home, tmp_path, stub_bin):
+    here = tmp_path / "here"
+    here.mkdir()
+    s = ClaudeSession(cwd=str(here), prompt="copy under tmux")
+    s.write(home)
+    fake = stub_bin / "tmux"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > '{stub_bin}/tmux.args'\ncat > '{stub_bin}/tmux.buffer'\n")
+    fake.chmod(0o755)
+    import os
+
+    done = run_cli("copy", "--shell", "bash", s.session_id,
+                   env={"TMUX": "/tmp/tmux-0/default,1,0", "PATH": f"{stub_bin}:{os.environ['PATH']}"})
+    assert done.stdout.startswith("change-header:copied (tmux buffer):")
+    assert (stub_bin / "tmux.args").read_text().split() == ["load-buffer", "-w", "-"]
+    assert f"--resume {s.session_id}" in (stub_bin / "tmux.buffer").read_text()

@@ -200,7 +200,11 @@ def test_missing_folder_runs_nothing(shell, home, tmp_path):
     session_in(tmp_path / "gone", home, prompt="Session whose folder was deleted")
     (tmp_path / "gone").rmdir()
     shell.pick("folder was deleted")
-    shell.tmux.until(lambda s: "no longer exists" in s, "the refusal")
+    # the picker stays open with the reason in its header; Esc leaves
+    screen = shell.tmux.until(lambda s: "cannot resume: folder no longer exists" in s, "the refusal")
+    assert "session>" in screen
+    shell.tmux.send("Escape")
+    shell.tmux.until(lambda s: "session>" not in s, "the picker to close")
     assert recorded(shell.stubs, "claude") is None
     assert shell.pwd() == str(tmp_path)
 
@@ -334,7 +338,8 @@ def test_ctrl_y_copies_the_command_and_stays_open(shell, home, tmp_path):
     shell.tmux.until_file(shell.stubs / "clipboard", "the clipboard stub")
     copied = (shell.stubs / "clipboard").read_text()
     assert f"--resume {s.session_id}" in copied and copied.startswith(("\\builtin cd -- ", "builtin cd -- "))
-    assert "session>" in shell.tmux.screen()  # the picker is still open
+    screen = shell.tmux.until(lambda scr: "copied (wl-copy):" in scr, "the feedback in the header")
+    assert "session>" in screen  # the picker is still open
     shell.tmux.send("Escape")
     assert recorded(shell.stubs, "claude") is None
 
@@ -396,15 +401,19 @@ def test_init_without_a_name_detects_the_calling_shell(shell_name, tmp_path):
 
 
 @pytest.mark.shell
-@pytest.mark.parametrize("keys", [["no such session anywhere", "Enter"], ["C-c"]], ids=["no-match", "ctrl-c"])
+@pytest.mark.parametrize("keys", [["no such session anywhere", "Enter", "Escape"], ["C-c"]],
+                         ids=["no-match", "ctrl-c"])
 def test_no_match_and_ctrl_c_return_quietly(shell, home, tmp_path, keys):
+    """With nothing matching, Enter keeps the picker (there is nothing to check); Esc leaves."""
     session_in(tmp_path / "p", home, prompt="Never picked either")
     shell.tmux.prepare()
     shell.tmux.send("C-o")
     shell.tmux.until(lambda s: "session>" in s, "the picker")
     for key in keys:
-        if key in ("Enter", "C-c"):
+        if key in ("Enter", "C-c", "Escape"):
             shell.tmux.send(key)
+            if key == "Enter":
+                shell.tmux.until(lambda s: "session>" in s, "the picker, still open")
         else:
             shell.tmux.type(key)
             shell.tmux.until(lambda s: re.search(r"(?m)^\s*0/\d+ ", s) is not None, "no match")
@@ -420,7 +429,8 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     s = session_in(folder, home, prompt="Wired session", mode="auto")
     write_stub(stub_bin, "claude")
     fzf = stub_bin / "fake-fzf"
-    # Records its argv, then answers as fzf does with --expect: the key line, then the picked line.
+    # Records its argv, then answers as fzf does after `print(alt-enter)+accept`: the key line, then
+    # the picked line.
     fzf.write_text(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{stub_bin}/fzf.args'\n"
                    "cat > /dev/null\nprintf 'alt-enter\\nclaude:%s\\tshown\\n' \"$PICK\"\n")
     fzf.chmod(0o755)
@@ -434,7 +444,10 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
         sh.tmux.kill()
     args = (stub_bin / "fzf.args").read_text().splitlines()
     assert args[-2:] == ["--height=40%", "--no-mouse"]  # the user's options come last and win
-    assert "--expect=alt-enter" in args and "--delimiter=\t" in args and "--with-nth=2.." in args
+    assert "--delimiter=\t" in args and "--with-nth=2.." in args
+    assert any(a.startswith("--bind=enter:transform(") and a.endswith(" check {1})") for a in args)
+    assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {1})")
+               for a in args)
     assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {1}") for a in args)
     assert any(a.startswith("--bind=start:reload-sync(") for a in args)
     argv, cwd = recorded(stub_bin, "claude")
