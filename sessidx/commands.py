@@ -112,7 +112,9 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
-    _emit(out, render.preview(session, plan, detect_shell(shell, env.vars)))
+    # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
+    colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
+    _emit(out, render.preview(session, plan, detect_shell(shell, env.vars), colour))
     return ExitCode.OK
 
 
@@ -157,11 +159,29 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     sessions = [s for s in index.sessions if not s.archived]
     if not sessions:
         raise SessidxError(_nothing_found(index))
-    lines = render.picker_lines(sessions, here=os.environ.get("PWD"))
+    lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env))
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
+    popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name,
-                     note=DEMO_NOTE if index.demo else None)
+                     note=DEMO_NOTE if index.demo else None, tmux=popup)
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
+
+
+def _list_width(env: Env) -> int:
+    """The width of fzf's list: FZF_COLUMNS in fzf's own reload, else the terminal's."""
+    given = env.get("FZF_COLUMNS")  # 0 at fzf's start event, before it has measured
+    if given and given.isdigit() and int(given) >= 40:
+        return render.list_width(int(given))
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return 200
+    try:
+        return render.list_width(os.get_terminal_size(fd).columns)
+    except OSError:
+        return 200
+    finally:
+        os.close(fd)
 
 
 def _has_tty() -> bool:
@@ -175,7 +195,7 @@ def _has_tty() -> bool:
 def picker_feed(env: Env, out: Out) -> int:
     """The fresh list for fzf's reload: changed sources re-read."""
     sessions = [s for s in load(env, APPS.values()).sessions if not s.archived]
-    _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD")))
+    _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env)))
     return ExitCode.OK
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sessidx.errors import Cancelled, SessidxError
+from sessidx.render import WIDE
 
 HEADER = "Enter resume · Alt-Enter resume with recorded permissive mode · Ctrl-Y copy command · Esc cancel"
 
@@ -49,7 +50,7 @@ class Picked:
 
 
 def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shell: str,
-            note: str | None = None) -> Picked:
+            note: str | None = None, tmux: str | None = None) -> Picked:
     me = self_command()
     cmd = [
         fzf,
@@ -57,8 +58,11 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--delimiter=\t",
         "--with-nth=2..",
         "--gutter= ",
-        "--no-sort",
+        # sorted by fzf's score, so an exact or word match ranks above a scattered one; equal
+        # scores keep the input order: this folder's sessions, then newest first
         "--tiebreak=index",
+        "--no-hscroll",  # a match far right never scrolls the app, age and folder away
+        "--header-lines=1",  # the column names, the first input line
         "--layout=reverse",
         "--height=80%",
         "--min-height=15",
@@ -68,7 +72,8 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--query={query}",
         f"--preview={me} preview --shell {shell} {{1}}",
         # Rounded corners do not draw right on every terminal.
-        "--preview-window=down,55%,sharp,wrap",
+        # fzf's threshold is the preview's own width: 45% of WIDE columns
+        f"--preview-window=right,45%,sharp,wrap,<{WIDE * 45 // 100}(down,55%,sharp,wrap)",
         # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
         # takes the header and the picker stays. print(KEY) tells the two keys apart. With
         # nothing matching there is no {1}, fzf runs no check, and Enter does nothing: Esc leaves.
@@ -77,6 +82,8 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{1}})",
         f"--bind=start:reload-sync({me} lines)",
     ]
+    if tmux:
+        cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+
     if extra_opts:
         try:
             cmd += shlex.split(extra_opts)

@@ -232,28 +232,55 @@ def table(sessions: list[Session], width: int = 160) -> list[str]:
 
 
 _DIM, _CYAN, _YELLOW, _RESET = "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
+_RED, _GREEN = "\x1b[31m", "\x1b[32m"
+_REFUSED, _ASKS, _RUNS, _MISSING = "✗ will not resume:", "? Enter asks first:", "✓ Enter runs:", "MISSING"
+_VERDICTS = {_REFUSED: _RED, _ASKS: _YELLOW, _RUNS: _GREEN}
 
 
-def picker_lines(sessions: list[Session], here: str | None = None) -> list[str]:
+WIDE = 160  # from this many columns on, the preview sits beside the list, else below it
+TITLE_MIN = 24
+
+
+def fit(width: int, folders: int, branches: int, id_cols: int) -> tuple[int, int]:
+    """Folder and branch column widths that leave the title at least TITLE_MIN columns (or a
+    third of the room) of a list `width` columns wide: app, age and id are fixed."""
+    room = width - (2 + 8 + 2 + 4 + 2 + id_cols + 2 + 2 + 2)  # fzf's pointer, fixed columns, gaps
+    title = max(TITLE_MIN, room // 3)
+    folder = max(0, min(folders, 36, (room - title) * 3 // 5))
+    branch = max(0, min(branches, 24, room - title - folder))
+    return folder, branch
+
+
+def list_width(terminal: int) -> int:
+    """How wide fzf's list is: beside the preview on a wide terminal, the whole width else."""
+    return terminal * 55 // 100 if terminal >= WIDE else terminal
+
+
+def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200) -> list[str]:
     """Lines for fzf: the hidden key, a tab, then app, age, id, folder, branch, title aligned
-    with spaces (fzf would draw tabs between shown fields as tab stops)."""
+    with spaces (fzf would draw tabs between shown fields as tab stops), fitted to a list
+    `width` columns wide so the title always shows. The first line is the column header
+    (fzf's --header-lines=1)."""
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
     fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
     bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
+    iw = id_width(sessions)
+    fw, bw = fit(width, max(fw, 6), max(bw, 6), iw)
     folders = _cells((s.cwd for s in sessions), fw, shorten_left)
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
-    iw = id_width(sessions)
     ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw)
     titles = _plain_cells([s.title or "" for s in sessions], 200, shorten_right)
-    return [
+    header = (f"\t{_DIM}{'app':<8}  {'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  "
+              f"title{_RESET}")
+    return [header] + [
         f"{s.app}:{s.id}\t{_CYAN}{s.app:<8}{_RESET}  {when:>4}  {_DIM}{sid}{_RESET}  {folders[s.cwd]}  "
         f"{_YELLOW}{branches[s.branch]}{_RESET}  {title}"
         for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
     ]
 
 
-def preview(session: Session, plan: Plan, shell: str) -> list[str]:
+def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> list[str]:
     from datetime import datetime
 
     exists = session.cwd is not None and os.path.isdir(session.cwd)
@@ -266,21 +293,34 @@ def preview(session: Session, plan: Plan, shell: str) -> list[str]:
     mode = session.approval or "(not recorded)"
     if session.sandbox:
         mode += f" / sandbox {session.sandbox}"
-    lines = [
-        f"{session.app}  {session.id}" + ("  [archived]" if session.archived else ""),
-        f"title     {session.title or '(none)'}",
-        f"folder    {tilde(session.cwd) or '(none)'}" + ("" if exists else "   MISSING"),
-        f"branch    {branch}",
-        f"model     {session.model or '(default)'}   effort {session.effort or '(default)'}",
-        f"approval  {mode}",
-        f"last used {_ago(session.mtime)} ({when})   size {size(session.bytes)}",
-        "",
-    ]
+    # The verdict and the exact command first: what Enter does must show without scrolling.
     command = "  " + plan.shell_line(shell) if plan.cwd else "  (no folder recorded)"
     if plan.error:
-        lines += [f"will not resume: {plan.error}", "otherwise Enter would run:", command]
+        lines = [f"{_REFUSED} {plan.error}", "otherwise Enter would run:", command]
+    elif plan.branch_differs:
+        lines = [f"{_ASKS} the branch changed", "then runs:", command]
     else:
-        lines += ["Enter runs:", command]
+        lines = [_RUNS, command]
     lines += [f"held back: {h.flag} ({h.reason})" for h in plan.held_back]
     lines += [f"warning: {w}" for w in plan.warnings]
-    return [clean(line) for line in lines]  # every line, whatever field it came from
+    lines += [
+        "",
+        f"{session.app}  {session.id}" + ("  [archived]" if session.archived else ""),
+        f"title     {session.title or '(none)'}",
+        f"folder    {tilde(session.cwd) or '(none)'}" + ("" if exists else f"   {_MISSING}"),
+        f"branch    {branch}",
+        f"model     {session.model or '(default)'}" + (f"   effort {session.effort}" if session.effort else ""),
+        f"approval  {mode}",
+        f"last used {_ago(session.mtime)} ({when})" + (f"   size {size(session.bytes)}" if session.bytes else ""),
+    ]
+    # Every line cleaned whole, whatever field it came from; then only our own labels, at the
+    # places we put them, are coloured: the data can bring no escape sequence in.
+    shown = [clean(line) for line in lines]
+    if not colour:
+        return shown
+    shown[0] = next((f"{code}{label}{_RESET}{shown[0][len(label):]}" for label, code in _VERDICTS.items()
+                     if shown[0].startswith(label)), shown[0])
+    folder_line = next(i for i, line in enumerate(shown) if line.startswith("folder    "))
+    if not exists and shown[folder_line].endswith(_MISSING):
+        shown[folder_line] = shown[folder_line][: -len(_MISSING)] + f"{_RED}{_MISSING}{_RESET}"
+    return shown

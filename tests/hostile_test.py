@@ -116,7 +116,7 @@ def test_a_newline_in_a_session_id_is_skipped_and_said(home):
     good.write(home)
     odd = ClaudeSession(cwd="/w/odd", prompt="odd one", session_id="nl\nid")
     odd.write(home)
-    rows = run_cli("lines").stdout.splitlines()
+    rows = run_cli("lines").stdout.splitlines()[1:]  # after the column header
     assert len(rows) == 1 and rows[0].startswith(f"claude:{good.session_id}\t")
     done = run_cli("build", "-v")
     assert "whose id holds control characters" in done.stderr and unsafe(done.stderr) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,7 +33,7 @@ def test_rows_line_up_whatever_the_folder_name():
     rows = table([session("/w/日本語のフォルダ", sid="a0000000-1"), session("/w/plain", sid="b0000000-1")], 160)
     titles_at = {columns(row[: row.rindex(" t")]) for row in rows}
     assert len(titles_at) == 1  # the title column starts at the same column on both rows
-    shown = [line.split("\t", 1)[1] for line in picker_lines([session("/w/🚀🚀", sid="c1"), session("/w/x", sid="d1")])]
+    shown = [line.split("\t", 1)[1] for line in picker_lines([session("/w/🚀🚀", sid="c1"), session("/w/x", sid="d1")])[1:]]
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", s) for s in shown]
     assert len({columns(p[: p.rindex("main")]) for p in plain}) == 1
 
@@ -46,7 +47,7 @@ def test_picker_puts_this_folders_sessions_first_newest_first_within():
     older_here = Session("claude", "here-old", "/w/here", None, "h1", 1_000, 1, None, None, None, None, None)
     newer_here = Session("claude", "here-new", "/w/here", None, "h2", 2_000, 1, None, None, None, None, None)
     elsewhere = Session("codex", "away", "/w/else", None, "e", 9_000, 1, None, None, None, None, None)
-    keys = [line.split("\t", 1)[0] for line in picker_lines([elsewhere, newer_here, older_here], here="/w/here")]
+    keys = [line.split("\t", 1)[0] for line in picker_lines([elsewhere, newer_here, older_here], here="/w/here")[1:]]
     assert keys == ["claude:here-new", "claude:here-old", "codex:away"]
 
 
@@ -90,3 +91,24 @@ def test_ids_sharing_a_very_long_prefix():
         assert id_width([]) == 8
     finally:
         signal.alarm(0)
+
+
+@pytest.mark.parametrize("terminal", [80, 120, 200])
+def test_the_title_always_shows(terminal):
+    """At 80x24 no title was visible: folder and branch columns now give way to it."""
+    from sessidx.render import TITLE_MIN, list_width
+
+    long = [session("/home/alex/code/" + "deep/" * 12 + f"repo-{i}", title=f"Title number {i} of a long list",
+                    sid=f"{i:08d}-aaaa") for i in range(5)]
+    for s in long:
+        object.__setattr__(s, "branch", "feature/a-very-long-branch-name-indeed")
+    width = list_width(terminal)
+    lines = picker_lines(long, width=width)
+    header, rows = lines[0], lines[1:]
+    for row in rows:
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", row.split("\t", 1)[1])
+        start = shown.index("Title number")
+        assert 2 + start + TITLE_MIN <= width, (terminal, start)  # fzf's pointer takes two columns
+    plain_header = re.sub(r"\x1b\[[0-9;]*m", "", header)
+    assert plain_header.startswith("\tapp") and plain_header.rstrip().endswith("title")
+    assert re.sub(r"\x1b\[[0-9;]*m", "", rows[0].split("\t", 1)[1]).index("Title") == plain_header.index("title") - 1
