@@ -59,7 +59,7 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
     if as_json:
         lines = [render.json_line(s.to_json()) for s in sessions]
     else:
-        lines = render.table(sessions, render.terminal_width(160))
+        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
     _emit(out, lines)
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
 
@@ -195,7 +195,9 @@ def _has_tty() -> bool:
 def picker_feed(env: Env, out: Out) -> int:
     """The fresh list for fzf's reload: changed sources re-read."""
     sessions = [s for s in load(env, APPS.values()).sessions if not s.archived]
-    _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env)))
+    # one isdir per distinct folder (not per session), here and not on the first screen
+    gone = {cwd for cwd in {s.cwd for s in sessions} if cwd and not os.path.isdir(cwd)}
+    _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env), gone=gone))
     return ExitCode.OK
 
 

@@ -58,6 +58,8 @@ def warn(message: str) -> None:
 
 
 _HOME = os.path.expanduser("~")
+# Our own colours (SGR), added after `clean`, never taken from session data.
+_DIM, _CYAN, _YELLOW, _RED, _GREEN, _RESET = "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 
 def terminal_width(default: int) -> int:
@@ -216,23 +218,13 @@ def _padded(values: list[str], width: int) -> list[str]:
     return [pad(v, width) for v in values]
 
 
-def table(sessions: list[Session], width: int = 160) -> list[str]:
-    """The human `list`: app, age, short id, branch, folder (with ~), title."""
-    iw = id_width(sessions)
-    folders = _cells((s.cwd for s in sessions), 40, shorten_left)
-    branches = _cells((s.branch for s in sessions), 20, shorten_right)
-    title_width = max(10, width - (8 + 1 + 4 + 2 + iw + 2 + 20 + 2 + 40 + 2))
-    ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw)
-    titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived else s.title or "" for s in sessions],
-                          title_width, shorten_right)
-    return [
-        f"{s.app:<8} {when:>4}  {sid}  {branches[s.branch]}  {folders[s.cwd]}  {title}"
-        for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
-    ]
+def table(sessions: list[Session], width: int = 160, header: bool = False) -> list[str]:
+    """The human `list`: the picker's columns (app, age, id, folder, branch, title), each row cut
+    to `width` so nothing wraps; the column header on a terminal."""
+    head, rows = _layout(sessions, width, colour=False, title_cap=None)
+    return ([head] if header else []) + rows
 
 
-_DIM, _CYAN, _YELLOW, _RESET = "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
-_RED, _GREEN = "\x1b[31m", "\x1b[32m"
 _REFUSED, _ASKS, _RUNS, _MISSING = "✗ will not resume:", "? Enter asks first:", "✓ Enter runs:", "MISSING"
 _VERDICTS = {_REFUSED: _RED, _ASKS: _YELLOW, _RUNS: _GREEN}
 
@@ -256,13 +248,22 @@ def list_width(terminal: int) -> int:
     return terminal * 55 // 100 if terminal >= WIDE else terminal
 
 
-def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200) -> list[str]:
-    """Lines for fzf: the hidden key, a tab, then app, age, id, folder, branch, title aligned
-    with spaces (fzf would draw tabs between shown fields as tab stops), fitted to a list
-    `width` columns wide so the title always shows. The first line is the column header
-    (fzf's --header-lines=1)."""
+def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
+                 gone: set[str] | None = None) -> list[str]:
+    """Lines for fzf: the hidden key, a tab, then the columns of `_layout`, the first line the
+    column header (fzf's --header-lines=1). fzf truncates what does not fit. Sessions whose
+    folder is in `gone` are marked: Enter would only show why they cannot be resumed."""
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
+    head, rows = _layout(sessions, width, colour=True, title_cap=200, gone=gone or set())
+    return [f"\t{head}"] + [f"{s.app}:{s.id}\t{row}" for s, row in zip(sessions, rows, strict=True)]
+
+
+def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,
+            gone: set[str] | None = None) -> tuple[str, list[str]]:
+    """The column header and one row per session: app, age, id, folder, branch, title aligned
+    with spaces (fzf would draw tabs as tab stops), fitted to `width` columns so the title always
+    shows; with `title_cap` None each row is cut to `width`."""
     fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
     bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
     iw = id_width(sessions)
@@ -270,14 +271,20 @@ def picker_lines(sessions: list[Session], here: str | None = None, width: int = 
     folders = _cells((s.cwd for s in sessions), fw, shorten_left)
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
     ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw)
-    titles = _plain_cells([s.title or "" for s in sessions], 200, shorten_right)
-    header = (f"\t{_DIM}{'app':<8}  {'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  "
-              f"title{_RESET}")
-    return [header] + [
-        f"{s.app}:{s.id}\t{_CYAN}{s.app:<8}{_RESET}  {when:>4}  {_DIM}{sid}{_RESET}  {folders[s.cwd]}  "
-        f"{_YELLOW}{branches[s.branch]}{_RESET}  {title}"
+    title_room = title_cap or max(10, width - 2 - (8 + 2 + 4 + 2 + iw + 2 + fw + 2 + bw + 2))
+    titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived else s.title or "" for s in sessions],
+                          title_room, shorten_right)
+    if gone:
+        mark = f"{_RED}✗ folder gone{_RESET} " if colour else "✗ folder gone "
+        titles = [mark + t if s.cwd in gone else t for s, t in zip(sessions, titles, strict=True)]
+    dim, cyan, yellow, reset = (_DIM, _CYAN, _YELLOW, _RESET) if colour else ("", "", "", "")
+    head = f"{dim}{'app':<8}  {'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
+    rows = [
+        f"{cyan}{s.app:<8}{reset}  {when:>4}  {dim}{sid}{reset}  {folders[s.cwd]}  "
+        f"{yellow}{branches[s.branch]}{reset}  {title}"
         for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
     ]
+    return head, rows
 
 
 def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> list[str]:

@@ -112,3 +112,17 @@ def test_the_title_always_shows(terminal):
     plain_header = re.sub(r"\x1b\[[0-9;]*m", "", header)
     assert plain_header.startswith("\tapp") and plain_header.rstrip().endswith("title")
     assert re.sub(r"\x1b\[[0-9;]*m", "", rows[0].split("\t", 1)[1]).index("Title") == plain_header.index("title") - 1
+
+
+def test_list_rows_never_wrap_and_carry_a_header():
+    rows = table([session("/w/" + "x" * 80, title="t" * 300, sid=f"{i}bcdef12-0000") for i in range(3)], 80,
+                 header=True)
+    assert rows[0].split() == ["app", "age", "id", "folder", "branch", "title"]
+    assert all(columns(r) <= 80 for r in rows)
+
+
+def test_sessions_whose_folder_is_gone_are_marked():
+    lines = picker_lines([session("/w/gone", title="gone one", sid="a1"), session("/w/here", title="here one",
+                                                                                   sid="b1")], gone={"/w/gone"})
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines[1:]]
+    assert plain[0].endswith("✗ folder gone gone one") and plain[1].endswith("  here one")
