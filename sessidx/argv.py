@@ -60,6 +60,15 @@ def _nothing(s: argparse.ArgumentParser) -> None:
     pass
 
 
+def _lines(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--app")
+    s.add_argument("--here", action="store_true")
+
+
+def _cycle(s: argparse.ArgumentParser) -> None:
+    s.add_argument("what", choices=("app", "scope"))
+
+
 def _check(s: argparse.ArgumentParser) -> None:
     s.add_argument("id")
     s.add_argument("--allow-permissive", action="store_true")
@@ -79,7 +88,8 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "build": ("refresh the index and time each app", _build),
     "init": ("print the shell snippet", _init),
     "help": ("this help, or a command's", _help),
-    "lines": (None, _nothing),  # the picker's reload feed
+    "lines": (None, _lines),  # the picker's reload feed
+    "cycle": (None, _cycle),  # Ctrl-A and Ctrl-S in the picker
     "copy": (None, _id_and_shell),  # Ctrl-Y in the picker
     "check": (None, _check),  # Enter and Alt-Enter in the picker
 }

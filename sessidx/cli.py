@@ -24,7 +24,7 @@ class Args:
 # and parser building cost a tenth of their time. Anything else goes through argparse.
 _BARE: dict[tuple[str, ...], Args] = {
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False),
-    ("lines",): Args(command="lines"),
+    ("lines",): Args(command="lines", app=None, here=False),
 }
 
 
@@ -68,7 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "init":
             return commands.init(env, _out, shell=args.shell, key=args.key, bind=args.bind)
         if args.command == "lines":
-            return commands.picker_feed(env, _out)
+            return commands.picker_feed(env, _out, app=args.app, here_only=args.here)
+        if args.command == "cycle":
+            return commands.cycle(env, _out, args.what)
         if args.command == "copy":
             return commands.copy(env, _out, ident=args.id, shell=args.shell)
         if args.command == "check":

@@ -192,12 +192,42 @@ def _has_tty() -> bool:
         return False
 
 
-def picker_feed(env: Env, out: Out) -> int:
-    """The fresh list for fzf's reload: changed sources re-read."""
-    sessions = [s for s in load(env, APPS.values()).sessions if not s.archived]
+def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = False) -> int:
+    """The fresh list for fzf's reload: changed sources re-read; one app's, or this folder's."""
+    here = os.environ.get("PWD")
+    sessions = [s for s in load(env, APPS.values()).sessions
+                if not s.archived and (app is None or s.app == app) and (not here_only or s.cwd == here)]
     # one isdir per distinct folder (not per session), here and not on the first screen
     gone = {cwd for cwd in {s.cwd for s in sessions} if cwd and not os.path.isdir(cwd)}
     _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env), gone=gone))
+    return ExitCode.OK
+
+
+def cycle(env: Env, out: Out, what: str) -> int:
+    """Ctrl-A (the next app with sessions, then all again) and Ctrl-S (this folder / everywhere)
+    in the picker. The filter lives in fzf's prompt (`codex@here> `, read from FZF_PROMPT); the
+    answer is fzf's actions: the new prompt, a header with the counts, the filtered list."""
+    from sessidx.picker import HEADER, self_command
+
+    name, _, scope = (env.get("FZF_PROMPT") or "").removesuffix("> ").strip().partition("@")
+    app: str | None = name if name in APPS else None
+    here_only = (scope == "here") != (what == "scope")  # Ctrl-S flips it
+    here = os.environ.get("PWD")
+    counts: dict[str, int] = {}
+    for s in _index(env, refresh=False, announce=False).sessions:
+        if not s.archived and (not here_only or s.cwd == here):
+            counts[s.app] = counts.get(s.app, 0) + 1
+    if what == "app":
+        choices: list[str | None] = [None, *(a for a in APPS if counts.get(a))]
+        app = choices[(choices.index(app) + 1) % len(choices)] if app in choices else None
+    total = sum(counts.values())
+    # no parentheses in the texts: fzf's action syntax would end an action there
+    status = (f"Ctrl-A app: {app or 'all'}, {counts.get(app, 0) if app else total} of {total}  ·  "
+              f"Ctrl-S scope: {'this folder' if here_only else 'everywhere'}  ·  "
+              + "  ".join(f"{a} {n}" for a, n in counts.items()))
+    feed = f"{self_command()} lines" + (f" --app {app}" if app else "") + (" --here" if here_only else "")
+    prompt = f"{app or 'session'}{'@here' if here_only else ''}> "
+    out(f"change-prompt({prompt})+change-header({HEADER}\n{render.clean(status)})+reload:{feed}")
     return ExitCode.OK
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from sessidx.errors import Cancelled, SessidxError
 from sessidx.render import WIDE
 
-HEADER = "Enter resume · Alt-Enter resume with recorded permissive mode · Ctrl-Y copy command · Esc cancel"
+HEADER = ("Enter resume · Alt-Enter with the recorded mode · Ctrl-Y copy · Ctrl-A app · Ctrl-S this folder · "
+          "Esc cancel")
 
 
 def fzf_binary(override: str | None) -> str:
@@ -80,6 +81,8 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--bind=enter:transform({me} check {{1}})",
         f"--bind=alt-enter:transform({me} check --allow-permissive {{1}})",
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{1}})",
+        f"--bind=ctrl-a:transform({me} cycle app)",
+        f"--bind=ctrl-s:transform({me} cycle scope)",
         f"--bind=start:reload-sync({me} lines)",
     ]
     if tmux:

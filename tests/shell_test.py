@@ -538,3 +538,24 @@ def test_ctrl_c_at_the_branch_question_is_quiet(shell, home, tmp_path):
     assert shell.pwd() == str(tmp_path)  # the line editor is usable, and nothing ran
     assert recorded(shell.stubs, "claude") is None
     assert "Traceback" not in shell.tmux.screen()
+
+
+@pytest.mark.shell
+def test_ctrl_a_cycles_the_app_and_ctrl_s_this_folder(shell, home, tmp_path):
+    session_in(tmp_path / "elsewhere", home, prompt="A claude session elsewhere")
+    write_codex_home(home, [CodexThread(cwd=str(tmp_path), title="A codex thread here")])
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda s: "A claude session elsewhere" in s and "A codex thread here" in s, "both apps")
+    shell.tmux.send("C-a")
+    screen = shell.tmux.until(lambda s: "claude>" in s and "A codex thread here" not in s, "claude only")
+    assert "Ctrl-A app: claude, 1 of 2" in screen
+    shell.tmux.send("C-a")
+    shell.tmux.until(lambda s: "codex>" in s and "A claude session elsewhere" not in s, "codex only")
+    shell.tmux.send("C-a")
+    shell.tmux.until(lambda s: "session>" in s and "A claude session elsewhere" in s, "all apps again")
+    shell.tmux.send("C-s")  # the shell's folder is tmp_path: the codex thread's
+    screen = shell.tmux.until(lambda s: "session@here>" in s and "A claude session elsewhere" not in s,
+                              "this folder only")
+    assert "A codex thread here" in screen and "scope: this folder" in screen
+    shell.tmux.send("Escape")
