@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 
 DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
+INDEXING_NOTE = "indexing your sessions for the first time: they appear here in a moment"
 
 
 def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
@@ -154,17 +155,38 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
 
     if not _has_tty():
         return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
+    from sessidx.index import from_cache
+
     shell_name = detect_shell(shell, env.vars)
-    index = _index(env, refresh=False, announce=False)  # the demo note goes in fzf's header: no pile-up
-    sessions = [s for s in index.sessions if not s.archived]
-    if not sessions:
-        raise SessidxError(_nothing_found(index))
-    lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env))
+    width = _list_width(env)
+    first = from_cache(env, APPS.values())
+    note: str | None
+    if first is None and _any_source(env):
+        # The first press ever: no cache to draw from. fzf opens at once with a note, and its
+        # start:reload-sync fills the rows when indexing is done: never a blank screen.
+        lines, note = render.picker_lines([], width=width), INDEXING_NOTE
+    else:
+        index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
+        sessions = [s for s in index.sessions if not s.archived]
+        if not sessions:
+            raise SessidxError(_nothing_found(index))
+        lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=width)
+        note = DEMO_NOTE if index.demo else None
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
-    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name,
-                     note=DEMO_NOTE if index.demo else None, tmux=popup)
+    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup)
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
+
+
+def _any_source(env: Env) -> bool:
+    """Whether any app has anything to read: a listing (stats), stopped at each app's first."""
+    for app in APPS.values():
+        try:
+            if next(iter(app.sources(env)), None) is not None:
+                return True
+        except Exception:  # a broken store is something to read, and to report later
+            return True
+    return False
 
 
 def _list_width(env: Env) -> int:

@@ -96,17 +96,12 @@ _ROW_TYPES: tuple[set[type], ...] = (
 assert len(_ROW_TYPES) == FIELD_COUNT
 def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat."""
+    app_list = list(apps)
+    if not refresh and (index := from_cache(env, app_list)) is not None:
+        return index
     path = cache_path(env)
     problems: list[str] = []
     cached = _read_cache(path, problems)
-    app_list = list(apps)
-    if not refresh and cached:
-        listed: list[Session] = []
-        for app in app_list:
-            stamps, rows, notes = cached.get(app.name) or ({}, {}, {})
-            listed += _checked(app.name, rows, rows.keys()) or []
-            problems += _notes_of(notes, rows.keys())
-        return Index(_newest_first(listed), problems=problems, env=env)
 
     fresh = dict(cached)  # apps not asked for this time keep their part
     sessions: list[Session] = []
@@ -126,6 +121,20 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
     if changed and (problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "apps": fresh}))):
         problems.append(problem)
     return Index(_newest_first(sessions), timings, problems, env)
+
+
+def from_cache(env: Env, apps: Iterable[App]) -> Index | None:
+    """What the cache holds, without a single stat; None when there is no usable cache yet."""
+    problems: list[str] = []
+    cached = _read_cache(cache_path(env), problems)
+    if not cached:
+        return None
+    listed: list[Session] = []
+    for app in apps:
+        stamps, rows, notes = cached.get(app.name) or ({}, {}, {})
+        listed += _checked(app.name, rows, rows.keys()) or []
+        problems += _notes_of(notes, rows.keys())
+    return Index(_newest_first(listed), problems=problems, env=env)
 
 
 def _refresh_app(name: str, sources: list[Source], part: list[dict[Any, Any]] | None, sessions: list[Session],

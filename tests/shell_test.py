@@ -559,3 +559,16 @@ def test_ctrl_a_cycles_the_app_and_ctrl_s_this_folder(shell, home, tmp_path):
                               "this folder only")
     assert "A codex thread here" in screen and "scope: this folder" in screen
     shell.tmux.send("Escape")
+
+
+@pytest.mark.shell
+def test_the_first_press_opens_at_once_and_fills_in(shell, home, tmp_path):
+    """No cache yet (a first run): the picker opens with a note instead of a blank screen while
+    indexing, and the rows arrive through fzf's own reload."""
+    session_in(tmp_path / "first", home, prompt="Seen on the very first press")
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("index-*"))
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda s: "indexing your sessions for the first time" in s and "session>" in s, "the note")
+    shell.tmux.until(lambda s: "Seen on the very first press" in s, "the rows, once indexed")
+    shell.tmux.send("Escape")
