@@ -31,6 +31,9 @@ _BARE: dict[tuple[str, ...], Args] = {
 def _parse(argv: list[str]) -> Any:
     if (bare := _BARE.get(tuple(argv))) is not None:
         return bare
+    # fzf's preview, on every arrow key: `preview --shell SHELL ID`, exactly as picker.py writes it
+    if len(argv) == 4 and argv[:2] == ["preview", "--shell"] and not argv[3].startswith("-"):
+        return Args(command="preview", shell=argv[2], id=argv[3])
     from sessidx.argv import parser
 
     return parser(argv).parse_args(argv, namespace=Args())

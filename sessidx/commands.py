@@ -100,6 +100,11 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool) -> tupl
     from sessidx.resume import make_plan
     from sessidx.search import resolve
 
+    if not fresh and ":" in ident:
+        from sessidx.index import cached_session
+
+        if (found := cached_session(env, ident)) is not None:  # the picker's own `app:id`
+            return found, make_plan(found, env, allow_permissive)
     try:
         session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
     except SessidxError:

@@ -137,6 +137,20 @@ def from_cache(env: Env, apps: Iterable[App]) -> Index | None:
     return Index(_newest_first(listed), problems=problems, env=env)
 
 
+def cached_session(env: Env, key: str) -> Session | None:
+    """One session by its exact `app:id` from the cache, checked, without building the others:
+    fzf's preview asks for one on every arrow key."""
+    app, _, sid = key.partition(":")
+    part = _read_cache(cache_path(env), []).get(app)
+    if not part or not sid:
+        return None
+    for source_key, rows in part[1].items():
+        if type(rows) is list and any(type(r) is list and r[1:2] == [sid] for r in rows):
+            found = _checked(app, part[1], [source_key])
+            return next((s for s in found or [] if s.id == sid), None)
+    return None
+
+
 def _refresh_app(name: str, sources: list[Source], part: list[dict[Any, Any]] | None, sessions: list[Session],
                  problems: list[str]) -> tuple[list[dict[Any, Any]], bool]:
     """One app's sessions into `sessions`: cached rows of unchanged sources, the rest read anew.

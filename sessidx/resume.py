@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass, field
-from typing import Any
 
 from sessidx.apps import APPS
 from sessidx.apps.base import HeldBack
@@ -24,24 +22,29 @@ from sessidx.model import Session
 from sessidx.quoting import cd_and_run
 
 
-@dataclass
 class Plan:
-    app: str
-    id: str
-    cwd: str | None
-    argv: list[str]
-    branch_recorded: str | None
-    branch_current: str | None
-    held_back: list[HeldBack] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    error: str | None = None  # why it must not run at all
-    branch_differs: bool = False  # runs only once the person agreed
+    """What Enter would do for one session. (Not a dataclass: importing `dataclasses` costs
+    the preview, which runs on every arrow key, a tenth of its time.)"""
+
+    def __init__(self, app: str, id: str, cwd: str | None, argv: list[str], branch_recorded: str | None,
+                 branch_current: str | None, held_back: list[HeldBack] | None = None,
+                 warnings: list[str] | None = None) -> None:
+        self.app = app
+        self.id = id
+        self.cwd = cwd
+        self.argv = argv
+        self.branch_recorded = branch_recorded
+        self.branch_current = branch_current
+        self.held_back = held_back or []
+        self.warnings = warnings or []
+        self.error: str | None = None  # why it must not run at all
+        self.branch_differs = False  # runs only once the person agreed
 
     @property
     def ok(self) -> bool:
         return self.error is None and not self.branch_differs
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "app": self.app,
             "id": self.id,
