@@ -166,7 +166,8 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     width = _list_width(env)
     first = from_cache(env, APPS.values())
     note: str | None
-    if first is None and _any_source(env):
+    cold = first is None and _any_source(env)
+    if cold:
         # The first press ever: no cache to draw from. fzf opens at once with a note, and its
         # start:reload-sync fills the rows when indexing is done: never a blank screen.
         lines, note = render.picker_lines([], width=width), INDEXING_NOTE
@@ -179,7 +180,8 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
         note = DEMO_NOTE if index.demo else None
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
-    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup)
+    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
+                     cold=cold)
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
 
 

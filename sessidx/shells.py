@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from sessidx.errors import SessidxError
-from sessidx.quoting import SHELLS, quote
 
-SNIPPETS = Path(__file__).resolve().parent / "shell"
+# The picker asks which shell this is on every key press: quoting (and its `re`) and file
+# reading are imported only by the functions that print a snippet.
+SHELLS = ("bash", "zsh", "fish")
+SNIPPETS = os.path.join(os.path.dirname(os.path.realpath(__file__)), "shell")
 
 
 def snippet(shell: str) -> str:
     if shell not in SHELLS:
         raise SessidxError(f"unsupported shell {shell!r}: use one of {', '.join(SHELLS)}")
-    return (SNIPPETS / f"sessidx.{shell}").read_text("utf-8")
+    with open(os.path.join(SNIPPETS, f"sessidx.{shell}"), encoding="utf-8") as f:
+        return f.read()
 
 
 def init_script(shell: str, key: str | None, bind: bool) -> str:
     """The snippet itself; --key/--no-bind only prepend the variable the snippet reads."""
+    from sessidx.quoting import quote
+
     prefix = ""
     if not bind:
         key = ""

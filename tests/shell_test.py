@@ -449,7 +449,7 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {1})")
                for a in args)
     assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {1}") for a in args)
-    assert any(a.startswith("--bind=start:reload-sync(") for a in args)
+    assert any(a.startswith(("--bind=load:reload-sync(", "--bind=start:reload-sync(")) for a in args)
     argv, cwd = recorded(stub_bin, "claude")
     assert argv[-2:] == ["--permission-mode", "auto"] and cwd == str(folder)  # alt-enter: carried
 
