@@ -228,7 +228,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
                 if not s.archived and (app is None or s.app == app) and (not here_only or s.cwd == here)]
     # one isdir per distinct folder (not per session), here and not on the first screen
     gone = {cwd for cwd in {s.cwd for s in sessions} if cwd and not os.path.isdir(cwd)}
-    _emit(out, render.picker_lines(sessions, here=os.environ.get("PWD"), width=_list_width(env), gone=gone))
+    _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone))
     return ExitCode.OK
 
 

@@ -1,9 +1,10 @@
 """The index: every app's sources, read only when they changed, cached in one marshal file.
 
-Cache: `$XDG_CACHE_HOME/sessidx/index-<homes hash>.marshal`, one entry per source keyed by its
-stamp (sizes and mtimes). It only speeds things up: a cache that is missing, corrupt, of
-another version, damaged in any field, or not a regular file is ignored and rebuilt (see
-`cache`), and a cache that cannot be written costs speed, not the listing.
+Cache: `$XDG_CACHE_HOME/sessidx/index-<homes hash>.marshal`, per app the stamp (sizes and
+mtimes), rows and problems of each source (see CACHE_VERSION). It only speeds things up: a
+cache that is missing, corrupt, of another version, damaged in any field, or not a regular file
+is ignored and rebuilt (see `cache`), and a cache that cannot be written costs speed, not the
+listing.
 """
 
 from __future__ import annotations
