@@ -72,11 +72,6 @@ class Session(Fields):
         self.archived = archived
         self.origin = origin
 
-    @classmethod
-    def _make(cls, row: list[Any]) -> Session:
-        """From a cached row of every field in slot order (already checked)."""
-        return cls(*row)
-
     @property
     def key(self) -> str:
         """`app:id`, unique across apps; what the picker passes around."""
