@@ -131,16 +131,17 @@ def _utf8_mode() -> None:
 
     File names are then decoded as UTF-8 with surrogate escapes, the same bytes whatever the
     locale: a `日本` folder recorded by an agent is found on disk, and nothing fails to print.
-    Output is UTF-8 (what the names on disk are). A UTF-8 locale, the norm, skips this."""
+    Output is UTF-8 (what the names on disk are). A UTF-8 locale, the norm, skips this.
+    PYTHONUTF8, not `-X utf8`: fzf's preview and reload, children of this process, inherit it."""
     import os
 
-    if sys.flags.utf8_mode or sys.getfilesystemencoding() == "utf-8" or os.environ.get("SESSIDX_REEXEC"):
-        return
-    os.environ["SESSIDX_REEXEC"] = "1"  # one try only
+    if sys.flags.utf8_mode or sys.getfilesystemencoding() == "utf-8" or os.environ.get("PYTHONUTF8") == "1":
+        return  # already, or the re-run could not turn it on: one try only
+    os.environ["PYTHONUTF8"] = "1"
     import contextlib
 
     with contextlib.suppress(OSError):  # if it fails, go on in the locale's encoding
-        os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
 def run() -> None:

@@ -129,3 +129,14 @@ def test_unbalanced_quotes_in_fzf_opts_are_a_clear_error(opts):
 
     with pytest.raises(SessidxError, match="SESSIDX_FZF_OPTS is not a list of shell words"):
         run_fzf(["claude:x\tx"], "", "/bin/false", opts, "bash")
+
+
+def test_children_of_a_latin1_run_are_utf8_too(latin1_locale):
+    """fzf's preview and reload are children of sessidx: after the re-run in UTF-8 mode they
+    must be in UTF-8 mode too (a guard variable once kept them in the Latin-1 locale)."""
+    code = ("import subprocess, sys; from sessidx.cli import _utf8_mode; _utf8_mode(); "
+            "child = subprocess.run([sys.executable, '-c', 'import sys; print(sys.flags.utf8_mode)'], "
+            "capture_output=True, text=True).stdout.strip(); print(sys.flags.utf8_mode, child)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, **latin1_locale}, timeout=60)
+    assert done.stdout.split() == ["1", "1"], (done.stdout, done.stderr)
