@@ -279,8 +279,11 @@ def read_prefix(path: str | os.PathLike[str], size: int) -> bytes | None:
 def read_small_json(path: str | os.PathLike[str], cap: int = SMALL_JSON_CAP) -> Any:
     """A small JSON document (settings, manifests); None if missing, too big or broken."""
     data = read_prefix(path, cap + 1)
-    if data is None or len(data) > cap:
-        return None
+    return None if data is None or len(data) > cap else _json_document(data)
+
+
+def _json_document(data: bytes) -> Any:
+    """The JSON value of a whole document (a BOM allowed), or None when it is not JSON."""
     if data.startswith(_BOM):
         data = data[3:]
     try:
@@ -293,17 +296,15 @@ def read_document(path: str | os.PathLike[str], keys: tuple[str, ...]) -> dict[s
     """A JSON document holding a whole session (cn, auggie, Amp). Up to SMALL_JSON_CAP it is
     parsed; a larger one is never held whole: the top-level string `keys` are found in its first
     and last 256 KiB (where these apps write them), and the rest is left out. None if unreadable."""
-    doc = read_small_json(path)
-    if isinstance(doc, dict):
-        return doc
     f = open_regular(path)
     if f is None:
         return None
     with f:
         try:
             size = os.fstat(f.fileno()).st_size
-            if size <= SMALL_JSON_CAP:
-                return None  # small and not a JSON object: broken
+            if size <= SMALL_JSON_CAP:  # read once, whole
+                doc = _json_document(f.read(SMALL_JSON_CAP + 1))
+                return doc if isinstance(doc, dict) else None
             head = f.read(256 * 1024)
             f.seek(size - 256 * 1024)
             tail = f.read()
