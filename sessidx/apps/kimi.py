@@ -62,10 +62,6 @@ def parse_session(folder: str, cwd: str | None) -> Session | None:
                    archived=state.get("archived") is True)
 
 
-def _load(folder: str, cwd: str | None) -> list[Session]:
-    return one(parse_session(folder, cwd))
-
-
 class Kimi:
     name = "kimi"
     program = "kimi"
@@ -93,19 +89,23 @@ class Kimi:
 
     def sources(self, env: Env) -> Iterator[Source]:
         home = self.home(env)
-        index = os.path.join(home, "kimi.json")
+        # kimi.json's stamp is in every session's: the folders it maps are read (and hashed)
+        # only when a session is read, never on a warm key press
+        index_stamp = stamp_or_none(os.path.join(home, "kimi.json"))
         work_dirs: dict[str, str] | None = None
+
+        def load(folder: str, project: str) -> list[Session]:
+            nonlocal work_dirs
+            if work_dirs is None:
+                work_dirs = self._work_dirs(home)
+            return one(parse_session(folder, work_dirs.get(project)))
+
         for project in subdirs(os.path.join(home, "sessions")):
             for session in subdirs(project.path):
-                context = os.path.join(session.path, "context.jsonl")
-                st = stamp(context)
-                if st is None:
-                    continue
-                if work_dirs is None:
-                    work_dirs = self._work_dirs(home)
-                cwd = work_dirs.get(project.name)
-                extra = stamp_or_none(os.path.join(session.path, "state.json")) + stamp_or_none(index) + (cwd,)
-                yield Source(session.path, st + extra, _load, session.path, cwd)
+                st = stamp(os.path.join(session.path, "context.jsonl"))
+                if st is not None:
+                    extra = stamp_or_none(os.path.join(session.path, "state.json")) + index_stamp
+                    yield Source(session.path, st + extra, load, session.path, project.name)
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         # Kimi looks for the id only under md5(cwd): the line cd's into the folder first.

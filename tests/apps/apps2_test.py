@@ -4,7 +4,10 @@ each home indexed exactly as its expected.json says, each plan safe, every overr
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,15 @@ def test_the_readme_table_names_every_registered_app():
     table = readme[readme.index("## Supported apps and what is read"):readme.index("What each shows")]
     for name in APPS:
         assert f"(`{name}`)" in table or f"`{name}`)" in table, name
+
+
+def test_a_warm_kimi_listing_hashes_nothing(realdata, tmp_path):
+    """The folders of Kimi sessions are md5s of their paths: resolved when a session is read,
+    not on every key press (hashlib loads OpenSSL)."""
+    env = {"SESSIDX_HOME": str(realdata("kimi-home")), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert run_cli("list", env=env).returncode == 0  # cold: reads, hashes, caches
+    probe = ("import sys, io; from sessidx.cli import main; sys.stdout = io.StringIO(); main(['list']); "
+             "print('hashlib' in sys.modules, file=sys.__stdout__)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
