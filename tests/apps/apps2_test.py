@@ -149,8 +149,6 @@ def test_a_session_document_over_the_cap_is_still_listed(realdata, tmp_path, mon
 def test_every_app_is_guarded_and_keys_the_cache():
     """Adding an app is one module and one registry line: the tests' real-home guard and the
     cache key come from what each app declares."""
-    import os
-
     from sessidx.apps import HOME_VARS
     from tests.conftest import _REAL_HOMES
 
