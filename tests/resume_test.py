@@ -41,7 +41,8 @@ def git_repo(folder: Path, branch: str) -> Path:
         ("acceptEdits", False, "default", ["--permission-mode acceptEdits"]),
         ("bypassPermissions", False, "default", ["--permission-mode bypassPermissions"]),
         ("auto", False, "auto", []),  # the stub is 2.1.332, whose default is auto
-        ("dontAsk", False, "default", ["--permission-mode dontAsk"]),
+        ("dontAsk", False, "dontAsk", []),  # denies what is not allowed: stricter than asking
+        ("manual", False, "default", []),  # 2.1.332's alias of default, read as default
         ("bypassPermissions", True, "bypassPermissions", []),
     ],
 )

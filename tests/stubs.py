@@ -6,7 +6,7 @@ from pathlib import Path
 
 HELP = {
     "claude": "Usage: claude [options]\n  -r, --resume [value]\n  --model <model>\n  --effort <level>\n"
-              "  --permission-mode <mode>  (choices: acceptEdits, auto, bypassPermissions, default, dontAsk, plan)\n",
+              "  --permission-mode <mode>  (choices: acceptEdits, auto, bypassPermissions, default, dontAsk, manual, plan)\n",
     "claude-1.0": "Usage: claude [options]\n  -r, --resume [value]\n  --model <model>\n  --permission-mode <mode>\n",
     "codex": "Usage: codex resume [OPTIONS] [SESSION_ID]\n  -m, --model <MODEL>\n  -c, --config <key=value>\n"
              "  -a, --ask-for-approval <APPROVAL_POLICY>\n      Possible values:\n      - on-request\n      - never\n"

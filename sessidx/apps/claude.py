@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
-STRICT_MODES = {"default", "plan"}  # at least as strict as every build's default
+# At least as strict as every build's default; `dontAsk` denies whatever was not allowed
+# beforehand instead of asking (2.1.332's own words: "Claude Code cannot ask the user").
+STRICT_MODES = {"default", "plan", "dontAsk"}
 AUTO_DEFAULT_SINCE = (2, 1, 332)  # the first build seen to default to `auto`
 _NON_ALNUM = r"[^A-Za-z0-9]"
 _FOLDER_CUT = 200
