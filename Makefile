@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: run test itest unit lint bench demo clean
+.PHONY: run test itest unit lint bench conformance demo clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ lint: $(BIN)/.installed
 bench: $(BIN)/.installed
 	$(BIN)/python -m compileall -q sessidx
 	$(BIN)/python fixtures/bench.py
+
+# Not part of test: installs the pinned agent CLIs from npm and drives them for minutes.
+conformance: $(BIN)/.installed
+	$(BIN)/python fixtures/conformance.py
 
 demo: $(BIN)/.installed
 	$(BIN)/python fixtures/make_demo.py
