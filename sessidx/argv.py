@@ -63,15 +63,25 @@ def _nothing(s: argparse.ArgumentParser) -> None:
 def _lines(s: argparse.ArgumentParser) -> None:
     s.add_argument("--app")
     s.add_argument("--here", action="store_true")
+    s.add_argument("--content", metavar="QUERY")
 
 
 def _cycle(s: argparse.ArgumentParser) -> None:
-    s.add_argument("what", choices=("app", "scope"))
+    s.add_argument("what", choices=("app", "scope", "mode"))
 
 
 def _check(s: argparse.ArgumentParser) -> None:
     s.add_argument("id")
     s.add_argument("--allow-permissive", action="store_true")
+
+
+def _search(s: argparse.ArgumentParser) -> None:
+    s.add_argument("query", nargs="?", help='words, all of which must have been said; "a phrase" in quotes')
+    s.add_argument("--app", help="only this app (claude, codex, ...)")
+    s.add_argument("--json", action="store_true", help="one JSON object per session, with snippet and score")
+    s.add_argument("--limit", type=int, default=50, help="at most this many sessions (default 50)")
+    s.add_argument("--drop", action="store_true", help="delete the content index")
+    s.add_argument("--refresh", dest="refresh_only", action="store_true", help=argparse.SUPPRESS)
 
 
 def _help(s: argparse.ArgumentParser) -> None:
@@ -83,6 +93,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "pick": ("the fzf picker (the default)", _pick),
     "list": ("every session, newest first", _list),
     "find": ("sessions matching QUERY", _find),
+    "search": ("sessions by what was said in them", _search),
     "preview": ("metadata and resume plan of one session", _id_and_shell),
     "resume": ("plan a resume and print the command line", _resume),
     "build": ("refresh the index and time each app", _build),

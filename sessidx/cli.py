@@ -24,7 +24,7 @@ class Args:
 # and parser building cost a tenth of their time. Anything else goes through argparse.
 _BARE: dict[tuple[str, ...], Args] = {
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False),
-    ("lines",): Args(command="lines", app=None, here=False),
+    ("lines",): Args(command="lines", app=None, here=False, content=None),
 }
 
 
@@ -70,8 +70,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.build(env, _out, verbose=args.verbose)
         if args.command == "init":
             return commands.init(env, _out, shell=args.shell, key=args.key, bind=args.bind)
+        if args.command == "lines" and args.content is not None:
+            return commands.content_feed(env, _out, args.content)
         if args.command == "lines":
             return commands.picker_feed(env, _out, app=args.app, here_only=args.here)
+        if args.command == "search":
+            if not args.query and not args.drop and not args.refresh_only:
+                raise SessidxError("search needs words to look for: sessidx search WORDS (or --drop)")
+            return commands.search(env, _out, args.query, app=args.app, as_json=args.json, limit=args.limit,
+                                   drop=args.drop, refresh_only=args.refresh_only)
         if args.command == "cycle":
             return commands.cycle(env, _out, args.what)
         if args.command == "copy":

@@ -19,6 +19,7 @@ from sessidx.model import Session
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from sessidx.resume import Plan
 
@@ -120,8 +121,31 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
     colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
-    _emit(out, render.preview(session, plan, detect_shell(shell, env.vars), colour))
+    width = int(env.get("FZF_PREVIEW_COLUMNS") or 0) or render.terminal_width(80)
+    lines = render.preview(session, plan, detect_shell(shell, env.vars), colour)
+    query = env.get("FZF_QUERY") if (env.get("FZF_PROMPT") or "").startswith("content") else None
+    if query:
+        lines += ["", *_best_hit(env, session, query, width)]
+    from sessidx.conversation import recent
+
+    lines += ["", *render.conversation(recent(session, APPS[session.app]), width)]
+    _emit(out, lines)
     return ExitCode.OK
+
+
+def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
+    """Content mode: the message of this session that best matches the query, words marked."""
+    from sessidx import content
+
+    try:
+        found = content.search(_content_db(env), query, session_key=session.key, limit=1,
+                               snippet_width=3 * max(20, width - 6))
+    except SessidxError:
+        return []
+    if not found:
+        return []
+    return render.conversation([(found[0].role, found[0].snippet)], width, content.words_of(query),
+                               title="best match")
 
 
 def _confirmed(plan: Plan, yes: bool) -> Plan:
@@ -232,12 +256,120 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
     return ExitCode.OK
 
 
+def _content_db(env: Env) -> Any:
+    import sqlite3
+
+    from sessidx import content
+
+    if not content.enabled(env):
+        raise SessidxError("content search is off (SESSIDX_CONTENT=0)")
+    try:
+        return content.connect(env)
+    except (OSError, sqlite3.Error) as exc:
+        raise SessidxError(f"cannot open the content index: {exc}") from None
+
+
+def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None) -> dict[str, int] | None:
+    """Bring the content index up to date; None when another sessidx is doing it right now."""
+    from sessidx import content
+
+    try:
+        held = content.lock(env)
+    except content.Busy:
+        return None
+    with held:
+        sessions = _index(env, announce=False).sessions
+        try:
+            return content.refresh(db, sessions, report)
+        finally:
+            content.write_progress(env, None)
+
+
+def _progress_bar(progress: Any) -> None:
+    """One line on stderr, redrawn: sources and MB done, and what is left."""
+    import time
+
+    done_mb, total_mb = progress.done_bytes / 2**20, progress.total_bytes / 2**20
+    elapsed = time.monotonic() - progress.started
+    left = elapsed * (progress.total_bytes - progress.done_bytes) / progress.done_bytes if progress.done_bytes else 0
+    sys.stderr.write(f"\rindexing what was said: {progress.done_sources}/{progress.sources} sessions, "
+                     f"{done_mb:.0f}/{total_mb:.0f} MB, about {left:.0f} s left \x1b[K")
+    sys.stderr.flush()
+
+
+def search(env: Env, out: Out, query: str | None, app: str | None = None, as_json: bool = False,
+           limit: int = 50, drop: bool = False, refresh_only: bool = False) -> int:
+    """Sessions by what was said in them, after an incremental refresh of the content index."""
+    from sessidx import content
+
+    if drop:
+        render.warn("content index deleted" if content.drop(env) else "there was no content index")
+        return ExitCode.OK
+    if app is not None and app not in APPS:
+        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+    db = _content_db(env)
+    tty = sys.stderr.isatty() and not refresh_only
+
+    def report(progress: Any) -> None:
+        content.write_progress(env, progress)
+        if tty:
+            _progress_bar(progress)
+
+    try:
+        done = refresh_content(env, db, report)
+    except KeyboardInterrupt:
+        render.warn("\ninterrupted: what was indexed is kept, and the next search goes on from there")
+        return ExitCode.CANCELLED
+    finally:
+        if tty:
+            sys.stderr.write("\r\x1b[K")
+    if refresh_only:
+        return ExitCode.OK
+    if done is None:
+        render.warn("another sessidx is indexing right now: searching what is indexed so far")
+    hits = content.search(db, query or "", app, limit)
+    if not hits:
+        render.warn(f"no session says {query!r}")
+        return ExitCode.ERROR
+    if as_json:
+        _emit(out, [render.json_line({**h.session.to_json(), "snippet": h.snippet, "score": round(-h.score, 3)})
+                    for h in hits])
+    else:
+        sessions = [Session(**{**h.session.to_json(), "title": h.snippet}) for h in hits]
+        _emit(out, render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty()))
+    return ExitCode.OK
+
+
+def content_feed(env: Env, out: Out, query: str) -> int:
+    """The picker's content mode, on each keystroke: matching sessions with their snippets,
+    the hit's words marked. Only a query: the refresh runs in the background."""
+    from sessidx import content
+
+    head = "\t" + render.content_header()
+    try:
+        db = _content_db(env)
+        hits = content.search(db, query, limit=200)
+    except SessidxError as exc:
+        _emit(out, [f"{head}  ({render.clean(str(exc))})"])
+        return ExitCode.OK
+    progress = content.read_progress(env)
+    note = f"  (indexing: {progress[0]} of {progress[1]} sessions read)" if progress else ""
+    if not hits and query.strip():
+        note += "  (no session says that)"
+    words = content.words_of(query)
+    _emit(out, [head + note] + [f"{h.session.app}:{h.session.id}\t{render.content_row(h.session, h.snippet, words)}"
+                                for h in hits])
+    return ExitCode.OK
+
+
 def cycle(env: Env, out: Out, what: str) -> int:
     """Ctrl-A (the next app with sessions, then all again) and Ctrl-S (this folder / everywhere)
     in the picker. The filter lives in fzf's prompt (`codex@here> `, read from FZF_PROMPT); the
     answer is fzf's actions: the new prompt, a header with the counts, the filtered list."""
     from sessidx.picker import HEADER, self_command
 
+    if what == "mode":
+        return _switch_mode(env, out)
     name, _, scope = (env.get("FZF_PROMPT") or "").removesuffix("> ").strip().partition("@")
     app: str | None = name if name in APPS else None
     here_only = (scope == "here") != (what == "scope")  # Ctrl-S flips it
@@ -257,6 +389,30 @@ def cycle(env: Env, out: Out, what: str) -> int:
     feed = f"{self_command()} lines" + (f" --app {app}" if app else "") + (" --here" if here_only else "")
     prompt = f"{app or 'session'}{'@here' if here_only else ''}> "
     out(f"change-prompt({prompt})+change-header({HEADER}\n{render.clean(status)})+reload:{feed}")
+    return ExitCode.OK
+
+
+def _switch_mode(env: Env, out: Out) -> int:
+    """Ctrl-F: metadata mode (fzf filters the list) <-> content mode (each keystroke asks the
+    content index; fzf's own search is off), the fzf idiom of switching ripgrep and fzf modes.
+    Entering content mode starts a background refresh of the index; the list never waits."""
+    from sessidx.picker import CONTENT_HEADER, HEADER, self_command
+
+    me = self_command()
+    if (env.get("FZF_PROMPT") or "").startswith("content"):
+        out(f"unbind(change)+enable-search+change-prompt(session> )+change-header({HEADER})+reload:{me} lines")
+        return ExitCode.OK
+    from sessidx import content
+
+    if not content.enabled(env):
+        out("change-header:content search is off: SESSIDX_CONTENT=0")
+        return ExitCode.OK
+    import subprocess
+
+    subprocess.Popen([sys.executable, "-m", "sessidx", "search", "--refresh"], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    out(f"rebind(change)+disable-search+change-prompt(content> )+change-header({CONTENT_HEADER})"
+        f"+reload:{me} lines --content {{q}}")
     return ExitCode.OK
 
 

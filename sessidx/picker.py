@@ -14,7 +14,9 @@ from sessidx.errors import Cancelled, SessidxError
 from sessidx.render import WIDE
 
 HEADER = ("Enter resume · Alt-Enter with the recorded mode · Ctrl-Y copy · Ctrl-A app · Ctrl-S this folder · "
-          "Esc cancel")
+          "Ctrl-F what was said · Esc cancel")
+CONTENT_HEADER = ("Searching what was said: words all in one session, \"a phrase\" · Enter resume · "
+                  "Ctrl-F back to titles · Esc cancel")
 
 
 def fzf_binary(override: str | None) -> str:
@@ -90,10 +92,14 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{1}})",
         f"--bind=ctrl-a:transform({me} cycle app)",
         f"--bind=ctrl-s:transform({me} cycle scope)",
+        # Content mode (Ctrl-F): fzf's search off, each keystroke asks the content index.
+        f"--bind=ctrl-f:transform({me} cycle mode)",
+        f"--bind=change:reload:{me} lines --content {{q}}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: at start.
-        f"--bind=start:reload-sync({me} lines)" if cold else f"--bind=load:reload-sync({me} lines)+unbind(load)",
+        f"--bind=start:unbind(change)+reload-sync({me} lines)" if cold else "--bind=start:unbind(change)",
+        *([] if cold else [f"--bind=load:reload-sync({me} lines)+unbind(load)"]),
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+

@@ -287,6 +287,39 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
     return head, rows
 
 
+def conversation(said: list[tuple[str, str]], width: int, words: list[str] | None = None,
+                 title: str = "said lately") -> list[str]:
+    """Messages, a few lines each, cut to the pane: `you`, `agent`, `tool` (a command or path)."""
+    lines = [f"── {title} " + "─" * max(0, width - len(title) - 4)] if said else []
+    room = max(10, width - 6)
+    for role, text in said:
+        label = {"user": "you  ", "assistant": "agent"}.get(role, "tool ")
+        rows = _wrapped(clean(" ".join(text.split())), room, 3 if role != "tool" else 1)
+        for i, row in enumerate(rows):
+            lines.append(f"{label if i == 0 else '     '} {mark_words(row, words) if words else row}")
+    return lines
+
+
+def _wrapped(text: str, width: int, most: int) -> list[str]:
+    """`text` in rows of at most `width` columns, broken at spaces; at most `most` rows, the last
+    one ending in `…` when there was more."""
+    rows: list[str] = []
+    row = ""
+    for word in text.split(" "):
+        if row and columns(row) + 1 + columns(word) > width:
+            rows.append(row)
+            row = ""
+            if len(rows) == most:
+                rows[-1] = shorten_right(rows[-1] + " " + word, width)
+                if not rows[-1].endswith("…"):
+                    rows[-1] = shorten_right(rows[-1], width - 1) + "…"
+                return rows
+        row = f"{row} {word}" if row else word
+    if row:
+        rows.append(shorten_right(row, width))
+    return rows[:most]
+
+
 def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> list[str]:
     from datetime import datetime
 
@@ -331,3 +364,27 @@ def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> l
     if not exists and shown[folder_line].endswith(_MISSING):
         shown[folder_line] = shown[folder_line][: -len(_MISSING)] + f"{_RED}{_MISSING}{_RESET}"
     return shown
+
+
+_CONTENT_FOLDER = 28
+
+
+def content_header() -> str:
+    return f"{_DIM}{'app':<8}  {'age':>4}  {'folder':<{_CONTENT_FOLDER}}  what was said{_RESET}"
+
+
+def content_row(session: Session, snippet: str, words: list[str]) -> str:
+    """A row of the picker's content mode: app, age, folder, and the hit with the query's words marked."""
+    folder = pad(shorten_left(clean(tilde(session.cwd)), _CONTENT_FOLDER), _CONTENT_FOLDER)
+    when = _ages([session], time.time())[0]
+    return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {mark_words(clean(snippet), words)}"
+
+
+def mark_words(text: str, words: list[str]) -> str:
+    """`text` with each of `words` (any case) in bold yellow."""
+    if not words:
+        return text
+    import re
+
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    return pattern.sub(lambda m: f"\x1b[1;33m{m.group()}{_RESET}", text)

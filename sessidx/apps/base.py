@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from sessidx.model import Fields
-from sessidx.readers import files, stamp
+from sessidx.readers import files, is_wrapper, stamp
 
 TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
 if TYPE_CHECKING:
@@ -48,6 +48,15 @@ if TYPE_CHECKING:
         # the resume command for one session, run in its folder; `allow_permissive` is the
         # person's opt-in for this one launch to a mode looser than the CLI's default
         def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan: ...
+
+        # What was said, for the content index and the conversation preview; one of the two:
+        # - apps whose `session.path` is a JSONL transcript: the messages in one record, as
+        #   (role, text), role "user" or "assistant"; `said_markers` are byte strings one of
+        #   which a line must hold to be parsed at all (the rest is skipped unread);
+        # - other apps: the whole conversation of one session.
+        # said(self, record: dict[str, Any]) -> list[tuple[str, str]]
+        # said_markers: tuple[bytes, ...]
+        # conversation(self, session: Session) -> list[tuple[str, str]]
 
 Stamp = tuple[int | str | None, ...]
 
@@ -189,6 +198,72 @@ def carry_or_override(b: ArgvBuilder, recorded: str | None, strict: set[str], al
     if recorded is not None:
         b.hold_back(flag, recorded, loose_reason(b.plan.argv[0], default, b.cli.version))
     b.safety(flag, override)
+
+
+TOOL_TEXT_CAP = 4096  # a tool's output longer than this is not what people search for
+_TOOL_WORDS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
+
+
+def message_texts(content: Any) -> list[str]:
+    """The searchable text of one message's content, in the shapes the CLIs share: a string, or
+    parts with `text`; of a tool call the short words a person remembers (its command, file
+    path, pattern); a tool's result only when short. Never images or other payloads."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return []
+    out: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if isinstance(part.get("text"), str) and kind not in ("thinking", "reasoning"):
+            if kind != "tool_result" or len(part["text"]) <= TOOL_TEXT_CAP:
+                out.append(part["text"])
+        elif kind == "tool_result":
+            out += [t for t in message_texts(part.get("content")) if len(t) <= TOOL_TEXT_CAP]
+        elif isinstance(part.get("input"), dict):
+            out += tool_words(part["input"])
+    return out
+
+
+_ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "gemini": "assistant"}
+
+
+def said_in(role: Any, content: Any) -> list[tuple[str, str]]:
+    """(role, text) for one message, role "user" or "assistant" (a model's own name for itself
+    mapped); a user message made only of tool results is "tool". What a CLI wrapped around or
+    put in place of a prompt (`<environment_context>`, `<command-name>`) is left out."""
+    mapped = _ROLES.get(role) if isinstance(role, str) else None
+    if mapped is None:
+        return []
+    if mapped == "user" and isinstance(content, list) and content and all(
+            isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
+        mapped = "tool"
+    return [(mapped, t) for t in message_texts(content) if t.strip() and not (mapped == "user" and is_wrapper(t))]
+
+
+def tool_words(arguments: Any) -> list[str]:
+    """A tool call's command, path, pattern or URL (each short): what it did, in searchable words."""
+    if isinstance(arguments, str):
+        try:
+            import json
+
+            arguments = json.loads(arguments)
+        except ValueError:
+            return []
+    if not isinstance(arguments, dict):
+        return []
+    words = []
+    for key in _TOOL_WORDS:
+        value = arguments.get(key)
+        if isinstance(value, list) and all(isinstance(x, str) for x in value):
+            value = " ".join(value)  # an argv
+        if isinstance(value, str) and 0 < len(value) <= TOOL_TEXT_CAP:
+            words.append(value)
+    return words
 
 
 def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:

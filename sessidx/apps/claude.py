@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, one, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, one, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -27,6 +27,7 @@ from sessidx.readers import (
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
@@ -184,6 +185,14 @@ class Claude:
                     yield Source(path, st + stamp_or_none(sidecar), _load_one, path, folder_name, sidecar)
                 else:
                     yield Source(path, st + _NO_SIDECAR, _load_one, path, folder_name, "")
+
+    said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"assistant"', b'"type": "assistant"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        message = record.get("message")
+        if record.get("type") not in CONVERSATION or record.get("isMeta") or not isinstance(message, dict):
+            return []
+        return said_in(record["type"], message.get("content"))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

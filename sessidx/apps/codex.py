@@ -19,8 +19,10 @@ from sessidx.apps.base import (
     one,
     read_table,
     report,
+    said_in,
     source_for_file,
     stamp_or_none,
+    tool_words,
 )
 from sessidx.model import Session
 from sessidx.readers import Record, files, is_wrapper, mtime_ms, open_transcript, scan, stamp, subdirs, text
@@ -277,6 +279,18 @@ class Codex:
             source = source_for_file(path, index_stamp, parse, path, archived)
             if source is not None:
                 yield source
+
+    said_markers = (b'"type":"response_item"', b'"type": "response_item"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        item = record.get("payload")
+        if record.get("type") != "response_item" or not isinstance(item, dict):
+            return []
+        if item.get("type") == "message":
+            return said_in(item.get("role"), item.get("content"))
+        if item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
+            return [("tool", w) for w in tool_words(item.get("arguments") or item.get("input") or item.get("action"))]
+        return []
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "resume")

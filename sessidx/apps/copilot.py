@@ -22,7 +22,9 @@ from sessidx.apps.base import (
     one,
     read_table,
     report,
+    said_in,
     stamp_or_none,
+    tool_words,
 )
 from sessidx.model import Session
 from sessidx.readers import iso_ms, open_transcript, read_small_text, stamp, subdirs, text
@@ -30,6 +32,7 @@ from sessidx.readers import iso_ms, open_transcript, read_small_text, stamp, sub
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
@@ -131,6 +134,20 @@ class Copilot:
                 continue  # lock folders and the like
             events = stamp_or_none(os.path.join(folder.path, "events.jsonl"))
             yield Source(f"copilot:{folder.path}", st + events + db_stamp, _load, folder.path, store)
+
+    said_markers = (b'"type":"user.message"', b'"type": "user.message"', b'"type":"assistant.message"',
+                    b'"type": "assistant.message"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        data = record.get("data")
+        role = {"user.message": "user", "assistant.message": "assistant"}.get(record.get("type"))  # type: ignore[arg-type]
+        if role is None or not isinstance(data, dict):
+            return []
+        said = said_in(role, data.get("content"))
+        calls = data.get("toolRequests")
+        if isinstance(calls, list):
+            said += [("tool", w) for c in calls if isinstance(c, dict) for w in tool_words(c.get("arguments"))]
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, f"--resume={session.id}")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import files, iso_ms, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
@@ -71,6 +72,14 @@ class Droid:
                 if st is not None:
                     yield Source(f"droid:{entry.path}", st + stamp_or_none(settings),
                                  _load, entry.path, settings)
+
+    said_markers = (b'"type":"message"', b'"type": "message"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        message = record.get("message")
+        if record.get("type") != "message" or not isinstance(message, dict):
+            return []
+        return said_in(message.get("role"), message.get("content"))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, said_in, stamp_or_none, tool_words
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -173,6 +173,16 @@ class Gemini:
                     if st is not None:
                         yield Source(f"gemini:{entry.path}", st + index_stamp + (cwd,),
                                      _load, parse, entry.path, cwd)
+
+    said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"gemini"', b'"type": "gemini"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        role = {"user": "user", "gemini": "assistant"}.get(record.get("type"))  # type: ignore[arg-type]
+        said = said_in(role, record.get("content")) if role else []
+        calls = record.get("toolCalls")
+        if role and isinstance(calls, list):
+            said += [("tool", w) for c in calls if isinstance(c, dict) for w in tool_words(c.get("args"))]
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         # Only ever the interactive resume: never `-p`.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none, tool_words
 from sessidx.model import Session
 from sessidx.readers import joined_text, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
@@ -106,6 +106,16 @@ class Kimi:
                 if st is not None:
                     extra = stamp_or_none(os.path.join(session.path, "state.json")) + index_stamp
                     yield Source(session.path, st + extra, load, session.path, project.name)
+
+    said_markers = (b'"role":"user"', b'"role": "user"', b'"role":"assistant"', b'"role": "assistant"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        said = said_in(record.get("role"), record.get("content"))
+        calls = record.get("tool_calls")
+        if record.get("role") == "assistant" and isinstance(calls, list):
+            said += [("tool", w) for c in calls if isinstance(c, dict) and isinstance(c.get("function"), dict)
+                     for w in tool_words(c["function"].get("arguments"))]
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         # Kimi looks for the id only under md5(cwd): the line cd's into the folder first.

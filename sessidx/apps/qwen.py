@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, said_in
 from sessidx.model import Session
 from sessidx.readers import Record, files, iso_ms, mtime_ms, open_transcript, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
@@ -77,6 +78,14 @@ class Qwen:
                 st = stamp(entry.path)
                 if st is not None:
                     yield Source(f"qwen:{entry.path}", st, _load, entry.path)
+
+    said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"assistant"', b'"type": "assistant"')
+
+    def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        message = record.get("message")
+        if record.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+            return []
+        return said_in(record["type"], message.get("parts"))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

@@ -1,0 +1,432 @@
+"""The content index: what was said in each session, searchable with SQLite FTS5.
+
+It lives in `$XDG_CACHE_HOME/sessidx/content.sqlite` (folder 0700, file 0600), never beside the
+agents' files, and holds, per session, the user prompts, the assistant replies and the short
+words of tool calls (commands, paths), not tool outputs over a few KiB, images or other
+payloads, and never a token that looks like a secret. `SESSIDX_CONTENT=0` turns it off;
+`sessidx search --drop` deletes it.
+
+The FTS5 table is contentless: the index holds the words, not the text (a third of the size).
+Each row points back at its message (the byte offset of its record in a JSONL transcript,
+or its place in a conversation), and the snippet of a hit is read from there. FTS5 here
+(SQLite 3.40) cannot delete a contentless row without its text, so rows of a source that is
+re-indexed or gone are unlinked instead and skipped by every query; once they outnumber the
+live rows, the index is rebuilt.
+
+Appends are read incrementally: per source, how far it was indexed and the 64 bytes just
+before that point. Same bytes there: only what follows is read. Shorter, or other bytes: the
+source was rewritten and is indexed again. Lines over LINE_CAP are skipped unread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+
+from sessidx.conversation import record_at, records_from, safe_said
+from sessidx.model import Session
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from sessidx.config import Env
+
+SCHEMA_VERSION = 1
+MESSAGE_CAP = 64 * 1024  # what is indexed of one record's text
+FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
+COMMIT_SECONDS = 0.5  # work kept if interrupted
+
+# API keys, tokens and private keys: never indexed (replaced before the text reaches FTS5).
+_SECRET = re.compile(
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+    r"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"
+    r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
+    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|(?i:bearer|token|api[_-]?key|secret|password)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._~+/=-]{12,}"
+    r"|[A-Za-z0-9+/=_-]{200,}",  # base64 payloads and other unbroken blobs
+    re.DOTALL,
+)
+# Han, kana and Hangul have no spaces between words: each character is indexed as a token,
+# and a query's run of them becomes a phrase of characters.
+_CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])")
+
+
+class Hit:
+    def __init__(self, session: Session, score: float, snippet: str, role: str) -> None:
+        self.session = session
+        self.score = score
+        self.snippet = snippet
+        self.role = role
+
+
+class Progress:
+    """What the indexer reports as it goes: sources and bytes done of all."""
+
+    def __init__(self, sources: int, total_bytes: int) -> None:
+        self.sources = sources
+        self.total_bytes = total_bytes
+        self.done_sources = 0
+        self.done_bytes = 0
+        self.started = time.monotonic()
+
+
+def enabled(env: Env) -> bool:
+    return env.get("SESSIDX_CONTENT") not in ("0", "off", "false", "no")
+
+
+def db_path(env: Env) -> str | None:
+    from sessidx.cache import cache_dir
+
+    folder = cache_dir(env)
+    return os.path.join(folder, "content.sqlite") if folder else None
+
+
+def drop(env: Env) -> bool:
+    """Delete the content index; whether there was one."""
+    path = db_path(env)
+    found = False
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if path and os.path.lexists(path + suffix):
+            os.unlink(path + suffix)
+            found = True
+    return found
+
+
+def connect(env: Env) -> sqlite3.Connection:
+    path = db_path(env)
+    if path is None:
+        raise OSError("no absolute cache folder (HOME and XDG_CACHE_HOME are relative or unset)")
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))  # 0600 before SQLite opens it
+    db = sqlite3.connect(path, timeout=5, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        _create(db)
+    return db
+
+
+def _create(db: sqlite3.Connection) -> None:
+    db.executescript(f"""
+        DROP TABLE IF EXISTS source; DROP TABLE IF EXISTS hit; DROP TABLE IF EXISTS said;
+        DROP TABLE IF EXISTS rows;
+        CREATE TABLE source(
+            id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, path TEXT, stamp TEXT,
+            done INTEGER NOT NULL DEFAULT 0, tail BLOB, session TEXT NOT NULL, mtime INTEGER NOT NULL);
+        CREATE TABLE hit(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, pos INTEGER NOT NULL, role TEXT);
+        CREATE INDEX hit_source ON hit(source);
+        CREATE TABLE rows(fts INTEGER NOT NULL);  -- FTS rows written since the last rebuild, dead ones too
+        INSERT INTO rows VALUES (0);
+        CREATE VIRTUAL TABLE said USING fts5(body, content='', columnsize=0,
+                                             tokenize='unicode61 remove_diacritics 2');
+        PRAGMA user_version = {SCHEMA_VERSION};
+    """)
+
+
+def indexable(text: str) -> str:
+    """The text as it goes into FTS5: secrets out, CJK characters apart."""
+    return _CJK.sub(r" \1 ", _SECRET.sub(" ", text))
+
+
+class Busy(Exception):
+    """Another sessidx is indexing right now."""
+
+
+def lock(env: Env) -> Any:
+    """An exclusive lock on indexing (an open file; closing it lets go). Raises Busy."""
+    import fcntl
+
+    path = db_path(env)
+    if path is None:
+        raise OSError("no absolute cache folder")
+    f = open(path + ".lock", "a")  # noqa: SIM115 - held for the caller's whole refresh
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise Busy() from None
+    return f
+
+
+def write_progress(env: Env, progress: Progress | None) -> None:
+    """What the picker's content mode shows while a background refresh runs."""
+    path = (db_path(env) or "") + ".progress"
+    try:
+        if progress is None:
+            os.unlink(path)
+        else:
+            with open(path, "w") as f:
+                f.write(f"{progress.done_sources} {progress.sources}")
+    except OSError:
+        pass
+
+
+def read_progress(env: Env) -> tuple[int, int] | None:
+    try:
+        with open((db_path(env) or "") + ".progress") as f:
+            done, total = f.read().split()
+        return int(done), int(total)
+    except (OSError, ValueError):
+        return None
+
+
+# --- indexing --------------------------------------------------------------------------------
+
+class _Source:
+    """One session's transcript or conversation as the index sees it."""
+
+    def __init__(self, session: Session, app: Any) -> None:
+        self.session = session
+        self.app = app
+        self.key = session.key
+        self.incremental = hasattr(app, "said") and bool(session.path and session.path.endswith(".jsonl"))
+        st = _stat(session.path) if session.path else None
+        self.size = st[0] if st else 0
+        # documents and databases: the session's own last use says whether it changed
+        self.stamp = json.dumps([*st, session.mtime] if st else [session.mtime])
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def sources_of(sessions: list[Session]) -> list[_Source]:
+    from sessidx.apps import APPS
+
+    out = []
+    for s in sessions:
+        app = APPS.get(s.app)
+        if app is not None and (hasattr(app, "said") or hasattr(app, "conversation")):
+            out.append(_Source(s, app))
+    return out
+
+
+def refresh(db: sqlite3.Connection, sessions: list[Session],
+            report: Callable[[Progress], None] | None = None) -> dict[str, int]:
+    """Bring the index up to date with `sessions`; returns counts of what was read.
+    Commits every half second, so an interrupt keeps what was done."""
+    wanted = {s.key: s for s in sources_of(sessions)}
+    known = {key: (sid, stamp, done, tail) for sid, key, stamp, done, tail in
+             db.execute("SELECT id, key, stamp, done, tail FROM source")}
+    stats = {"sources": 0, "appended": 0, "reindexed": 0, "removed": 0, "bytes": 0, "messages": 0}
+    gone = [known[key][0] for key in known.keys() - wanted.keys()]
+    todo = [s for key, s in wanted.items() if key not in known or known[key][1] != s.stamp]
+    progress = Progress(len(todo), sum(s.size for s in todo))
+    if report and todo:
+        report(progress)
+    db.execute("BEGIN")
+    for source_id in gone:
+        _unlink(db, source_id)
+        db.execute("DELETE FROM source WHERE id = ?", (source_id,))
+        stats["removed"] += 1
+    last_commit = time.monotonic()
+    try:
+        for source in todo:
+            before = known.get(source.key)
+            source_id, start = _prepare(db, source, before, stats)
+            read = _index_source(db, source, source_id, start, stats)
+            stats["bytes"] += read
+            stats["sources"] += 1
+            progress.done_sources += 1
+            progress.done_bytes += source.size
+            if time.monotonic() - last_commit > COMMIT_SECONDS:
+                db.execute("COMMIT")
+                db.execute("BEGIN")
+                last_commit = time.monotonic()
+                if report:
+                    report(progress)
+        db.execute("COMMIT")
+        if report and todo:
+            report(progress)
+    except BaseException:
+        db.execute("ROLLBACK")  # the source being read is read again next time
+        raise
+    _rebuild_if_mostly_dead(db)
+    return stats
+
+
+def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | None,
+             stats: dict[str, int]) -> tuple[int, int]:
+    """The source's row id and where reading starts: after what is already indexed when the
+    bytes before that point are unchanged (an append), else at 0 with its old rows unlinked."""
+    meta = json.dumps(source.session.to_json())
+    if before is None:
+        cur = db.execute("INSERT INTO source(key, path, stamp, session, mtime) VALUES (?, ?, '', ?, ?)",
+                         (source.key, source.session.path, meta, source.session.mtime))
+        return int(cur.lastrowid or 0), 0
+    source_id, _, done, tail = before
+    db.execute("UPDATE source SET session = ?, mtime = ?, path = ? WHERE id = ?",
+               (meta, source.session.mtime, source.session.path, source_id))
+    if source.incremental and done and source.size >= done and _bytes_before(source.session.path, done) == tail:
+        stats["appended"] += 1
+        return source_id, done
+    _unlink(db, source_id)
+    stats["reindexed"] += 1
+    return source_id, 0
+
+
+def _unlink(db: sqlite3.Connection, source_id: int) -> None:
+    db.execute("DELETE FROM hit WHERE source = ?", (source_id,))
+
+
+def _bytes_before(path: str | None, end: int) -> bytes | None:
+    from sessidx.readers import open_regular
+
+    f = open_regular(path) if path else None
+    if f is None:
+        return None
+    with f:
+        f.seek(max(0, end - FINGERPRINT))
+        return f.read(min(end, FINGERPRINT))
+
+
+def _index_source(db: sqlite3.Connection, source: _Source, source_id: int, start: int,
+                  stats: dict[str, int]) -> int:
+    messages: list[tuple[int, str, str]] = []  # (pos, role, text)
+    end = start
+    if source.incremental:
+        for pos, record in records_from(source.session.path or "", start, source.app.said_markers):
+            if pos < 0:
+                end = -pos
+                continue
+            messages += [(pos, role, text) for role, text in safe_said(source.app, record)]
+    else:
+        try:
+            conversation = source.app.conversation(source.session)
+        except Exception:  # a broken document must not stop the others
+            conversation = []
+        messages = [(i, role, text) for i, (role, text) in enumerate(conversation)]
+    _insert(db, source_id, messages)
+    tail = _bytes_before(source.session.path, end) if source.incremental else None
+    db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?", (source.stamp, end, tail, source_id))
+    stats["messages"] += len(messages)
+    return end - start if source.incremental else source.size
+
+
+def _insert(db: sqlite3.Connection, source_id: int, messages: list[tuple[int, str, str]]) -> None:
+    """One FTS row per record (its messages joined): a hit points at the record to re-read."""
+    by_pos: dict[int, tuple[str, list[str]]] = {}
+    for pos, role, text in messages:
+        by_pos.setdefault(pos, (role, []))[1].append(text)
+    written = 0
+    for pos, (role, texts) in by_pos.items():
+        body = indexable("\n".join(texts)[:MESSAGE_CAP])
+        if not body.strip():
+            continue
+        cur = db.execute("INSERT INTO hit(source, pos, role) VALUES (?, ?, ?)", (source_id, pos, role))
+        db.execute("INSERT INTO said(rowid, body) VALUES (?, ?)", (cur.lastrowid, body))
+        written += 1
+    db.execute("UPDATE rows SET fts = fts + ?", (written,))
+
+
+# --- searching -------------------------------------------------------------------------------
+
+def parse_query(query: str) -> list[str]:
+    """FTS5 phrases, one per word or `"quoted phrase"`, each quoted so no character of the
+    query is FTS5 syntax. The last word, while still being typed, also matches as a prefix."""
+    terms = []
+    for phrase, word in re.findall(r'"([^"]*)"|(\S+)', query):
+        words = _CJK.sub(r" \1 ", phrase or word).split()
+        words = [w for w in (re.sub(r"[^\w]+", " ", w).strip() for w in words) if w]
+        if words:
+            terms.append('"' + " ".join(words).replace('"', "") + '"')
+    if terms and not query.endswith((" ", '"')) and not _CJK.search(terms[-1]):
+        terms[-1] += " *"
+    return terms
+
+
+def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
+           session_key: str | None = None, snippet_width: int = 120) -> list[Hit]:
+    """Sessions whose messages hold every word of `query` (in any of their messages), best
+    first: FTS5's bm25 summed over the words, then the newest."""
+    terms = parse_query(query)
+    if not terms:
+        return []
+    # per word: each session's best row; sessions holding all words, by their summed score
+    parts = [
+        f"t{i} AS (SELECT h.source AS source, h.id AS hit, min(x.score) AS score FROM "
+        f"(SELECT rowid, bm25(said) AS score FROM said WHERE said MATCH ? ORDER BY rank LIMIT 20000) x "
+        f"JOIN hit h ON h.id = x.rowid GROUP BY h.source)"
+        for i in range(len(terms))
+    ]
+    joins = " ".join(f"JOIN t{i} USING (source)" for i in range(1, len(terms)))
+    score = " + ".join(f"t{i}.score" for i in range(len(terms)))
+    where, params = "", []
+    if app:
+        where, params = "WHERE json_extract(s.session, '$.app') = ?", [app]
+    elif session_key:
+        where, params = "WHERE s.key = ?", [session_key]
+    sql = (f"WITH {', '.join(parts)} SELECT s.session, s.path, {score} AS score, h.pos, h.role "
+           f"FROM t0 {joins} JOIN source s ON s.id = t0.source JOIN hit h ON h.id = t0.hit {where} "
+           f"ORDER BY score, s.mtime DESC LIMIT ?")
+    try:
+        rows = db.execute(sql, [*terms, *params, limit]).fetchall()
+    except sqlite3.OperationalError:
+        return []  # a query FTS5 cannot parse matches nothing
+    hits = []
+    for meta, path, score, pos, role in rows:
+        try:
+            session = Session(**json.loads(meta))
+        except (TypeError, ValueError):
+            continue  # written by another version: refreshed on the next search
+        hits.append(Hit(session, score, snippet_of(session, path, pos, terms, snippet_width), role or ""))
+    return hits
+
+
+def message_at(session: Session, path: str | None, pos: int) -> str:
+    """The text of the record a hit points at, read again from the transcript (bounded)."""
+    from sessidx.apps import APPS
+
+    app = APPS.get(session.app)
+    if app is None:
+        return ""
+    if hasattr(app, "said") and path and path.endswith(".jsonl"):
+        return "\n".join(t for _, t in safe_said(app, record_at(path, pos)))
+    try:
+        conversation = getattr(app, "conversation")(session)  # noqa: B009 - not every app has it
+    except Exception:
+        return ""
+    return conversation[pos][1] if 0 <= pos < len(conversation) else ""
+
+
+def snippet_of(session: Session, path: str | None, pos: int, terms: list[str], width: int = 120) -> str:
+    """About `width` characters of the hit's message around the first word of the query found in it."""
+    text = " ".join(_SECRET.sub("…", message_at(session, path, pos)).split())
+    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
+    folded = _fold(text)
+    at = min((i for w in words if (i := folded.find(_fold(w))) >= 0), default=0)
+    start = max(0, at - width // 3)
+    cut = text[start:start + width]
+    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
+
+
+def _fold(text: str) -> str:
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+
+
+def words_of(query: str) -> list[str]:
+    """The plain words of a query, for highlighting."""
+    return [w.strip('"* ') for t in parse_query(query) for w in t.strip('"* ').split() if w]
+
+
+def _rebuild_if_mostly_dead(db: sqlite3.Connection) -> None:
+    """Unlinked FTS rows cost space and query time: past half of the index, start over."""
+    live = db.execute("SELECT count(*) FROM hit").fetchone()[0]
+    rows = db.execute("SELECT fts FROM rows").fetchone()[0]
+    if rows > 10000 and live < rows // 2:
+        db.executescript("""
+            BEGIN; DELETE FROM hit; UPDATE source SET stamp = '', done = 0, tail = NULL; UPDATE rows SET fts = 0;
+            INSERT INTO said(said) VALUES ('delete-all'); COMMIT;""")

@@ -1,0 +1,127 @@
+"""What was said in one session, read from its transcript with bounded reads: the records
+after an offset (the content index), one record (a search hit), the last few exchanges (the
+preview). Imported on every preview: no `re`, no `sqlite3`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sessidx.model import Session
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+LINE_CAP = 4 * 1024 * 1024  # a record longer than this is a payload (an image, a file dump), not talk
+CHUNK = 1024 * 1024
+TAIL = 512 * 1024  # what the preview reads of a transcript's end
+
+
+def records_from(path: str, start: int, markers: tuple[bytes, ...]) -> Iterator[tuple[int, Any]]:
+    """(byte offset, record) for each complete line from `start` holding one of `markers`, then
+    (-end, None) with the end of the last complete line. Lines over LINE_CAP are skipped
+    without being held; a last line without its newline (being written) is left for next time."""
+    from sessidx.readers import open_regular
+
+    f = open_regular(path)
+    if f is None:
+        yield -start, None
+        return
+    loads = json.loads
+    with f:
+        f.seek(start)
+        pos = start  # offset of buf[0]
+        buf = b""
+        skipping = False
+        while True:
+            chunk = f.read(CHUNK)
+            if not chunk:
+                break
+            buf += chunk
+            begin = 0
+            while (nl := buf.find(b"\n", begin)) >= 0:
+                line = buf[begin:nl]
+                if not skipping and len(line) <= LINE_CAP and any(m in line for m in markers):
+                    try:
+                        record = loads(line)
+                    except ValueError:
+                        record = None  # a broken line: the rest is still read
+                    if record is not None:
+                        yield pos + begin, record
+                skipping = False
+                begin = nl + 1
+            pos += begin
+            buf = buf[begin:]
+            if len(buf) > LINE_CAP:  # the rest of this line is skipped, never held
+                pos += len(buf)
+                buf = b""
+                skipping = True
+    yield -pos, None
+
+
+def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:
+    if not isinstance(record, dict):
+        return []
+    try:
+        return [(r, t) for r, t in app.said(record) if isinstance(t, str)]
+    except Exception:  # an odd record must not stop the rest of the transcript
+        return []
+
+
+def record_at(path: str, pos: int) -> Any:
+    """The JSONL record starting at byte `pos`, or None."""
+    from sessidx.readers import open_regular
+
+    f = open_regular(path)
+    if f is None:
+        return None
+    with f:
+        f.seek(pos)
+        line = f.readline(LINE_CAP + 1)
+    try:
+        return json.loads(line) if len(line) <= LINE_CAP else None
+    except ValueError:
+        return None
+
+
+
+
+def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, str]]:
+    """The last `exchanges` user prompts of a session, each with what followed it, in order."""
+    said: list[tuple[str, str]] = []
+    path = session.path or ""
+    if hasattr(app, "said") and path.endswith(".jsonl"):
+        import os
+
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return []
+        start = _line_after(path, max(0, size - TAIL))
+        for pos, record in records_from(path, start, app.said_markers):
+            if pos >= 0:
+                said += safe_said(app, record)
+    elif hasattr(app, "conversation"):
+        try:
+            said = list(app.conversation(session))
+        except Exception:  # a broken document: no conversation shown, the plan still is
+            return []
+    prompts = [i for i, (role, _) in enumerate(said) if role == "user"]
+    return said[prompts[-exchanges]:] if len(prompts) >= exchanges else said
+
+
+def _line_after(path: str, offset: int) -> int:
+    """The start of the first whole line at or after `offset`."""
+    if offset == 0:
+        return 0
+    from sessidx.readers import open_regular
+
+    f = open_regular(path)
+    if f is None:
+        return offset
+    with f:
+        f.seek(offset - 1)
+        f.readline(CHUNK)
+        return f.tell()
