@@ -76,7 +76,7 @@ def _check(s: argparse.ArgumentParser) -> None:
 
 
 def _search(s: argparse.ArgumentParser) -> None:
-    s.add_argument("query", nargs="?", help='words, all of which must have been said; "a phrase" in quotes')
+    s.add_argument("query", nargs="*", help='words, all of which must have been said; "a phrase" in quotes')
     s.add_argument("--app", help="only this app (claude, codex, ...)")
     s.add_argument("--json", action="store_true", help="one JSON object per session, with snippet and score")
     s.add_argument("--limit", type=int, default=50, help="at most this many sessions (default 50)")

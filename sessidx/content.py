@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MESSAGE_CAP = 64 * 1024  # what is indexed of one record's text
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 0.5  # work kept if interrupted
@@ -108,7 +108,11 @@ def connect(env: Env) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
+    if version not in (0, SCHEMA_VERSION):  # another version's index: start over
+        db.close()
+        drop(env)
+        return connect(env)
+    if version == 0:
         _create(db)
     return db
 
@@ -120,7 +124,9 @@ def _create(db: sqlite3.Connection) -> None:
         CREATE TABLE source(
             id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, path TEXT, stamp TEXT,
             done INTEGER NOT NULL DEFAULT 0, tail BLOB, session TEXT NOT NULL, mtime INTEGER NOT NULL);
-        CREATE TABLE hit(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, pos INTEGER NOT NULL, role TEXT);
+        -- AUTOINCREMENT: an id is never used twice, or an unlinked FTS row would point at a new hit
+        CREATE TABLE hit(id INTEGER PRIMARY KEY AUTOINCREMENT, source INTEGER NOT NULL, pos INTEGER NOT NULL,
+                         role TEXT);
         CREATE INDEX hit_source ON hit(source);
         CREATE TABLE rows(fts INTEGER NOT NULL);  -- FTS rows written since the last rebuild, dead ones too
         INSERT INTO rows VALUES (0);
@@ -268,7 +274,8 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
     source_id, _, done, tail = before
     db.execute("UPDATE source SET session = ?, mtime = ?, path = ? WHERE id = ?",
                (meta, source.session.mtime, source.session.path, source_id))
-    if source.incremental and done and source.size >= done and _bytes_before(source.session.path, done) == tail:
+    # Appends grow a file; one changed without growing was rewritten.
+    if source.incremental and done and source.size > done and _bytes_before(source.session.path, done) == tail:
         stats["appended"] += 1
         return source_id, done
     _unlink(db, source_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, file_sources
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import joined_text, mtime_ms, read_document, text
 
@@ -65,6 +65,12 @@ class Amp:
     def sources(self, env: Env) -> Iterable[Source]:
         home = env.get("AMP_HOME") or os.path.join(env.data_home(), "amp")
         return file_sources(os.path.join(home, "threads"), ".json", parse_thread, keep=lambda n: n.startswith("T-"))
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        said = []
+        for message in document_messages(session.path, "messages"):
+            said += said_in(message.get("role"), message.get("content"))
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         return ArgvBuilder(cli, self.program, "threads", "continue", session.id).plan

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, file_sources
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import iso_ms, read_document, text
 
@@ -74,6 +74,18 @@ class Auggie:
 
     def sources(self, env: Env) -> Iterable[Source]:
         return file_sources(os.path.join(env.path(None, ".augment"), "sessions"), ".json", parse_session)
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        said = []
+        for item in document_messages(session.path, "chatHistory"):
+            exchange = item.get("exchange")
+            if not isinstance(exchange, dict):
+                continue
+            prompt = text(exchange.get("request_message"))
+            if prompt and prompt.startswith(ASK_WRAPPER):
+                prompt = prompt.partition(ASK_PROMPT)[2] or prompt
+            said += said_in("user", prompt) + said_in("assistant", text(exchange.get("response_text")))
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "-r", session.id)

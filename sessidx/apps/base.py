@@ -200,6 +200,7 @@ def carry_or_override(b: ArgvBuilder, recorded: str | None, strict: set[str], al
     b.safety(flag, override)
 
 
+DOCUMENT_CAP = 64 * 1024 * 1024  # a session document read whole for its conversation
 TOOL_TEXT_CAP = 4096  # a tool's output longer than this is not what people search for
 _TOOL_WORDS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
 
@@ -264,6 +265,32 @@ def tool_words(arguments: Any) -> list[str]:
         if isinstance(value, str) and 0 < len(value) <= TOOL_TEXT_CAP:
             words.append(value)
     return words
+
+
+def document_messages(path: str | None, key: str) -> list[Any]:
+    """The list under `key` of a session's JSON document (capped), or [] when it cannot be read."""
+    from sessidx.readers import read_small_json
+
+    doc = read_small_json(path, DOCUMENT_CAP) if path else None
+    found = doc.get(key) if isinstance(doc, dict) else None
+    return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+
+
+_TABLES: dict[tuple[str, str], tuple[Any, dict[Any, list[dict[str, Any]]]]] = {}
+
+
+def rows_by_session(db: str, table: str, columns: list[str], session_column: str = "session_id",
+                    ) -> dict[Any, list[dict[str, Any]]]:
+    """One table of a store, grouped by session, read once per process while the store is
+    unchanged: the content index asks for every session of one store in turn."""
+    key = (db, table)
+    st = (stamp(db), stamp(db + "-wal"))
+    if key not in _TABLES or _TABLES[key][0] != st:
+        grouped: dict[Any, list[dict[str, Any]]] = {}
+        for row in read_table(db, table, [session_column, *columns]):
+            grouped.setdefault(row[session_column], []).append(row)
+        _TABLES[key] = (st, grouped)
+    return _TABLES[key][1]
 
 
 def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:

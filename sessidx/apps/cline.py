@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_table, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, read_table, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import iso_ms, read_prefix, stamp, text
 
@@ -29,6 +29,13 @@ COLUMNS = ["session_id", "cwd", "workspace_root", "model", "prompt", "metadata_j
 _MODE = rb'<user_input mode=\\?"([A-Za-z_-]+)\\?"'
 _WRAPPER = r'^\s*<user_input mode="[^"]*">(.*)</user_input>\s*$'
 _SHA = r"[0-9a-f]{7,40}"
+
+
+def _unwrapped(said: str) -> str:
+    import re
+
+    found = re.match(_WRAPPER, said, re.S)
+    return found.group(1) if found else said
 
 
 def _first_mode(path: str) -> str | None:
@@ -90,6 +97,16 @@ class Cline:
         st = stamp(db)
         if st is not None:
             yield Source(f"cline-db:{db}", st + stamp_or_none(db + "-wal"), load_sessions, db, data)
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        said = []
+        for m in document_messages(session.path, "messages"):
+            content = m.get("content")
+            if isinstance(content, list):  # the prompt inside Cline's `<user_input mode=...>`
+                content = [{**p, "text": _unwrapped(p["text"])} if isinstance(p, dict) and isinstance(
+                    p.get("text"), str) else p for p in content]
+            said += said_in(m.get("role"), content)
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         # `cline --id ID` alone opens in Act on the global default model (3.0.65): Plan mode,

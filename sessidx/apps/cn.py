@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, file_sources
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import mtime_ms, read_document, text
 
@@ -57,6 +57,14 @@ class Continue:
     def sources(self, env: Env) -> Iterable[Source]:
         folder = os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), "sessions")
         return file_sources(folder, ".json", parse_session, keep=lambda name: name != "sessions.json")  # the index
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        said = []
+        for item in document_messages(session.path, "history"):
+            message = item.get("message")
+            if isinstance(message, dict):
+                said += said_in(message.get("role"), message.get("content"))
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "ls")

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_tables, stamp_or_none
+from sessidx.apps.base import (
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    read_tables,
+    rows_by_session,
+    said_in,
+    stamp_or_none,
+    tool_words,
+)
 from sessidx.model import Session
 from sessidx.readers import read_small_json, stamp, text
 
@@ -63,6 +72,24 @@ class Crush:
             if st is not None:
                 cwd = text(project.get("path"))
                 yield Source(f"crush-db:{db}", st + stamp_or_none(db + "-wal") + (cwd,), load_database, db, cwd)
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        import json
+
+        said = []
+        rows = rows_by_session(session.path or "", "messages", ["role", "parts", "created_at"]).get(session.id, [])
+        for m in sorted(rows, key=lambda m: m["created_at"] if isinstance(m["created_at"], int) else 0):
+            try:
+                parts = json.loads(m["parts"]) if isinstance(m["parts"], str) else []
+            except ValueError:
+                continue
+            for part in parts if isinstance(parts, list) else []:
+                data = part.get("data") if isinstance(part, dict) else None
+                if isinstance(data, dict) and part.get("type") == "text":
+                    said += said_in(m["role"], data.get("text"))
+                elif isinstance(data, dict) and part.get("type") == "tool_call":
+                    said += [("tool", w) for w in tool_words(data.get("input"))]
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         # The database is per project: `--cwd` names it even if the line's cd were skipped.

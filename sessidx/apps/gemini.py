@@ -174,6 +174,15 @@ class Gemini:
                         yield Source(f"gemini:{entry.path}", st + index_stamp + (cwd,),
                                      _load, parse, entry.path, cwd)
 
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        """Builds before 0.29 kept one `session-*.json` document; `messages` as in the JSONL."""
+        from sessidx.apps.base import document_messages
+
+        said = []
+        for record in document_messages(session.path, "messages"):
+            said += self.said(record)
+        return said
+
     said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"gemini"', b'"type": "gemini"')
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:

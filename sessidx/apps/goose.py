@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_tables, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_tables, rows_by_session, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import iso_ms, stamp, text
 
@@ -79,6 +79,18 @@ class Goose:
         st = stamp(db)
         if st is not None:
             yield Source(f"goose-db:{db}", st + stamp_or_none(db + "-wal"), load_database, db)
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        import json
+
+        said = []
+        for m in rows_by_session(session.path or "", "messages", ["role", "content_json", "id"]).get(session.id, []):
+            try:
+                content = json.loads(m["content_json"]) if isinstance(m["content_json"], str) else None
+            except ValueError:
+                continue
+            said += said_in(m["role"], content)
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         mode = session.approval if session.approval in STRICT_MODES else None

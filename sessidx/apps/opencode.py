@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, read_table, stamp_or_none
+from sessidx.apps.base import (
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    read_table,
+    rows_by_session,
+    said_in,
+    stamp_or_none,
+    tool_words,
+)
 from sessidx.model import Session
 from sessidx.readers import files, read_small_json, stamp, subdirs, text
 
@@ -41,6 +50,16 @@ def model_name(value: Any) -> str | None:
         provider = text(value.get("providerID"))
         return f"{provider}/{model}" if provider else model
     return None
+
+
+def _json(value: Any) -> dict[str, Any]:
+    import json
+
+    try:
+        found = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        found = None
+    return found if isinstance(found, dict) else {}
 
 
 def _ms(value: Any) -> int | None:
@@ -95,6 +114,24 @@ class OpenCode:
                 path = entry.path
                 if (st := stamp(path)) is not None:
                     yield Source(f"{self.name}:{path}", st, self.load_json, path)
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        if not session.path or not session.path.endswith(".db"):
+            return []  # the old JSON layout keeps no message text beside the session
+        messages = rows_by_session(session.path, "message", ["id", "time_created", "data"]).get(session.id, [])
+        parts = rows_by_session(session.path, "part", ["message_id", "id", "data"], "session_id").get(session.id, [])
+        by_message: dict[Any, list[Any]] = {}
+        for part in parts:
+            by_message.setdefault(part["message_id"], []).append(_json(part["data"]))
+        said = []
+        for m in sorted(messages, key=lambda m: m["time_created"] if isinstance(m["time_created"], int) else 0):
+            role = _json(m["data"]).get("role")
+            for part in by_message.get(m["id"], []):
+                if part.get("type") == "text":
+                    said += said_in(role, part.get("text"))
+                elif part.get("type") == "tool" and isinstance(part.get("state"), dict):
+                    said += [("tool", w) for w in tool_words(part["state"].get("input"))]
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--session", session.id)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, stamp_or_none
+from sessidx.apps.base import DOCUMENT_CAP, AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import iso_ms, read_small_json, stamp, subdirs, text
+from sessidx.readers import files, iso_ms, read_small_json, stamp, subdirs, text
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -102,6 +102,22 @@ class Vibe:
             if st is not None:
                 current = stamp_or_none(os.path.join(folder.path, "CURRENT"))
                 yield Source(meta, st + current + index_stamp, load, folder.path)
+
+    def conversation(self, session: Session) -> list[tuple[str, str]]:
+        """The history entries of the content-addressed chunks, in turn order."""
+        if not session.path:
+            return []
+        entries = []
+        for chunk in files(os.path.join(os.path.dirname(session.path), "chunks"), ".json"):
+            doc = read_small_json(chunk.path, DOCUMENT_CAP)
+            if isinstance(doc, list):
+                entries += [e for e in doc if isinstance(e, dict) and e.get("source") == "history"
+                            and isinstance(e.get("message"), dict)]
+        entries.sort(key=lambda e: e["turn_index"] if isinstance(e.get("turn_index"), int) else 0)
+        said = []
+        for e in entries:
+            said += said_in(e["message"].get("role"), e["message"].get("content"))
+        return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)

@@ -1,0 +1,284 @@
+"""The content index (issue 11): what was said is found, for every app's real format, and the
+index follows appends, rewrites and deletions without reading more than it must."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from homes import ClaudeSession
+
+from sessidx import content
+from sessidx.apps import APPS
+from sessidx.config import current_env
+from sessidx.conversation import recent
+from sessidx.index import build
+from tests.conftest import run_cli
+
+APPS_WITH_DATA = ["claude", "codex", "qwen", "gemini", "droid", "copilot", "kimi", "cline", "cn", "auggie", "amp",
+                  "vibe", "opencode", "crush", "goose"]
+FILLER_BYTES = 700 * 1024  # more than the tail the list reads (512 KiB), on each side
+
+
+def home_for(app: str, realdata, tmp_path: Path) -> Path:
+    """The app's real home, copied so it can be changed; Codex's rollout paths pointed at it."""
+    from tests.apps.apps2_test import home_of
+
+    home = tmp_path / f"{app}-home"
+    shutil.copytree(home_of(app, realdata, tmp_path), home, symlinks=True)
+    if app == "codex":
+        db = home / ".codex/state_5.sqlite"
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE threads SET rollout_path = replace(rollout_path, '/home/alex', ?)", (str(home),))
+    return home
+
+
+def sessions_of(home: Path, monkeypatch) -> list:
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    return [s for s in build(current_env(), APPS.values()).sessions if not s.archived]
+
+
+def a_plain_prompt(sessions: list) -> tuple[object, str]:
+    """A session and plain words of one of its prompts (easy to find in their stored form)."""
+    for s in sessions:
+        for role, said in recent(s, APPS[s.app], exchanges=50):
+            if role == "user" and (words := re.search(r"[A-Za-z][A-Za-z ,.?-]{8,}", said)):
+                return s, words.group()
+    raise AssertionError("no plain prompt in this home")
+
+
+def plant(app: str, session, prompt: str, needle: str) -> None:
+    """A copy of the record holding `prompt`, saying `needle` instead, placed in the middle of
+    the session's transcript between copies saying filler, in the app's own stored format."""
+    stored = Path(session.path)
+    candidates = sorted((stored.parent / "chunks").glob("*.json")) if app == "vibe" else [stored]
+    for path in candidates:
+        data = path.read_bytes()
+        if prompt.encode() not in data:
+            continue
+        if path.suffix == ".jsonl":
+            lines = data.splitlines(keepends=True)
+            line = next(ln for ln in lines if prompt.encode() in ln and APPS[app].said(json.loads(ln)))
+            filler = [line.replace(prompt.encode(), f"filler number {i}".encode())
+                      for i in range(FILLER_BYTES // len(line) + 1)]
+            at = lines.index(line) + 1
+            lines[at:at] = [*filler, line.replace(prompt.encode(), needle.encode()), *filler]
+            path.write_bytes(b"".join(lines))
+            return
+        if path.suffix == ".json":
+            doc = json.loads(data)
+            items = doc if isinstance(doc, list) else next(
+                v for v in doc.values() if isinstance(v, list) and prompt in json.dumps(v, ensure_ascii=False))
+            entry = next(e for e in items if prompt in json.dumps(e, ensure_ascii=False))
+            text = json.dumps(entry, ensure_ascii=False)
+            filler = [json.loads(text.replace(prompt, f"filler number {i}")) for i in range(300)]
+            at = items.index(entry) + 1
+            items[at:at] = [*filler, json.loads(text.replace(prompt, needle)), *filler]
+            path.write_text(json.dumps(doc, ensure_ascii=False))
+            return
+        if data.startswith(b"SQLite format 3"):
+            _plant_row(path, prompt, needle)
+            return
+    raise AssertionError(f"{app}: {session.path} does not hold {prompt!r}")
+
+
+def _plant_row(db: Path, prompt: str, needle: str) -> None:
+    with sqlite3.connect(db) as conn:
+        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in sorted(tables, key=lambda t: t not in ("part", "messages")):  # messages, not titles
+            info = conn.execute(f"PRAGMA table_info({table})").fetchall()
+            columns = [c[1] for c in info]
+            for row in conn.execute(f"SELECT * FROM {table}").fetchall():
+                if any(isinstance(v, str) and prompt in v for v in row):
+                    key = next(c[1] for c in info if c[5])
+                    copy = {c: (v.replace(prompt, needle) if isinstance(v, str) else v)
+                            for c, v in zip(columns, row, strict=True)}
+                    copy[key] = None if isinstance(copy[key], int) else f"{copy[key]}x"  # a new row of its own
+                    marks = ", ".join("?" * len(columns))
+                    conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", list(copy.values()))
+                    return
+    raise AssertionError(f"no row of {db} holds {prompt!r}")
+
+
+def search_json(home: Path, *words: str) -> list[dict]:
+    done = run_cli("search", *words, "--json", env={"SESSIDX_HOME": str(home)})
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("app", APPS_WITH_DATA)
+def test_a_word_said_mid_transcript_is_found_in_every_format(app, realdata, tmp_path, monkeypatch):
+    home = home_for(app, realdata, tmp_path)
+    session, prompt = a_plain_prompt(sessions_of(home, monkeypatch))
+    needle = f"zqx{app}needle"
+    plant(app, session, prompt, f"we spoke of the {needle} here")
+    hits = search_json(home, needle)
+    assert [(h["app"], h["id"]) for h in hits] == [(app, session.id)]  # type: ignore[attr-defined]
+    assert needle in hits[0]["snippet"] and hits[0]["score"] > 0
+    assert search_json(home, needle, "spoke", "here")  # all three words, one session
+    assert not search_json(home, needle, "nowhere-said-word")
+
+
+def claude_home(home: Path, *prompts: str) -> list[ClaudeSession]:
+    sessions = [ClaudeSession(cwd=f"/w/p{i}", prompt=p) for i, p in enumerate(prompts)]
+    for s in sessions:
+        s.write(home)
+    return sessions
+
+
+def transcript(home: Path, s: ClaudeSession) -> Path:
+    return next(home.rglob(f"{s.session_id}.jsonl"))
+
+
+def refresh(home: Path, monkeypatch) -> tuple[dict[str, int], sqlite3.Connection]:
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    env = current_env()
+    db = content.connect(env)
+    return content.refresh(db, build(env, APPS.values()).sessions), db
+
+
+def found(db: sqlite3.Connection, query: str) -> list[str]:
+    return [h.session.id for h in content.search(db, query)]
+
+
+def test_an_append_is_read_alone_and_found(home, monkeypatch):
+    a, b = claude_home(home, "Fix the flaky login test", "Draft the release notes")
+    stats, db = refresh(home, monkeypatch)
+    assert stats["sources"] == 2 and stats["reindexed"] == 0
+    path = transcript(home, a)
+    size = path.stat().st_size
+    appended = json.dumps({"type": "user", "sessionId": a.session_id, "cwd": a.cwd,
+                           "message": {"role": "user", "content": "also bump the frobnicator"}}).encode() + b"\n"
+    with path.open("ab") as f:
+        f.write(appended)
+    stats, db = refresh(home, monkeypatch)
+    assert (stats["sources"], stats["appended"], stats["bytes"]) == (1, 1, len(appended))  # only the new bytes
+    assert found(db, "frobnicator") == [a.session_id] and found(db, "flaky login") == [a.session_id]
+    assert path.stat().st_size == size + len(appended)
+
+
+def test_a_line_being_written_waits_for_its_newline(home, monkeypatch):
+    (a,) = claude_home(home, "Fix the flaky login test")
+    path = transcript(home, a)
+    half = json.dumps({"type": "user", "message": {"role": "user", "content": "halfwritten words"}}).encode()
+    with path.open("ab") as f:
+        f.write(half[:20])
+    _, db = refresh(home, monkeypatch)
+    with path.open("ab") as f:
+        f.write(half[20:] + b"\n")
+    stats, db = refresh(home, monkeypatch)
+    assert stats["appended"] == 1 and found(db, "halfwritten") == [a.session_id]
+
+
+def test_a_rewrite_or_truncation_is_indexed_again_and_a_deletion_leaves(home, monkeypatch):
+    a, b = claude_home(home, "Fix the flaky login test", "Draft the release notes")
+    refresh(home, monkeypatch)
+    ClaudeSession(cwd=a.cwd, prompt="Rewritten about kumquats", session_id=a.session_id).write(home)  # shorter
+    stats, db = refresh(home, monkeypatch)
+    assert stats["reindexed"] == 1
+    assert found(db, "kumquats") == [a.session_id] and found(db, "flaky") == []
+    transcript(home, b).unlink()
+    stats, db = refresh(home, monkeypatch)
+    assert stats["removed"] == 1 and found(db, "release") == []
+
+
+def test_same_length_rewrite_is_seen_by_its_fingerprint(home, monkeypatch):
+    (a,) = claude_home(home, "Fix the flaky login test")
+    refresh(home, monkeypatch)
+    path = transcript(home, a)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"flaky login", b"wonky logout"))
+    os.utime(path, ns=(0, path.stat().st_mtime_ns + 10**9))
+    stats, db = refresh(home, monkeypatch)
+    assert stats["reindexed"] == 1 and found(db, "wonky") == [a.session_id] and found(db, "flaky") == []
+
+
+def test_secrets_are_not_indexed(home, monkeypatch):
+    prompt = ("deploy with key sk-proj-AbCdEf0123456789xYz and token ghp_0123456789abcdefghijABCDEFGHIJ0123 "
+              "then Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N then pinecone")
+    (a,) = claude_home(home, prompt)
+    _, db = refresh(home, monkeypatch)
+    assert found(db, "pinecone") == [a.session_id]
+    for secret in ("sk-proj-AbCdEf0123456789xYz", "AbCdEf0123456789xYz", "ghp_0123456789abcdefghijABCDEFGHIJ0123",
+                   "eyJhbGciOiJIUzI1NiJ9"):
+        assert found(db, secret) == [], secret
+    assert "AbCdEf" not in content.search(db, "pinecone")[0].snippet
+
+
+def test_non_ascii_words_and_phrases(home, monkeypatch):
+    a, b, c = claude_home(home, "Add ümlaut support to the parser", "これは日本語のテストです",
+                          "Загрузите данные checkout retry logic")
+    _, db = refresh(home, monkeypatch)
+    assert found(db, "ümlaut") == [a.session_id] and found(db, "UMLAUT") == [a.session_id]
+    assert found(db, "日本語") == [b.session_id] and found(db, "本語の") == [b.session_id]
+    assert found(db, "данные") == [c.session_id] and found(db, "ДАННЫЕ") == [c.session_id]
+    assert found(db, '"checkout retry"') == [c.session_id] and found(db, '"retry checkout"') == []
+    assert found(db, "retr") == [c.session_id]  # the word being typed matches as a prefix
+    assert found(db, 'AND OR NOT ( ) * : ^ "') == []  # FTS5 syntax is only ever words
+
+
+def test_bad_input_never_stops_the_rest(home, monkeypatch):
+    from sessidx import conversation
+
+    a, b = claude_home(home, "Fix the flaky login test", "Draft the release notes")
+    path = transcript(home, a)
+    with path.open("ab") as f:
+        f.write(b"\x00\xff\xfe binary junk\n{broken json\n")
+        f.write(b'{"type":"user","message":{"content":"' + b"x" * (conversation.LINE_CAP + 1) + b'"}}\n')
+        f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "after the junk"}}).encode() + b"\n")
+    _, db = refresh(home, monkeypatch)
+    assert found(db, "junk") == [a.session_id] and found(db, "release") == [b.session_id]
+
+
+def test_a_huge_line_is_skipped_without_being_held(home, monkeypatch):
+    from sessidx import conversation
+
+    (a,) = claude_home(home, "Fix the flaky login test")
+    path = transcript(home, a)
+    with path.open("ab") as f:
+        f.write(b'{"type":"user","message":{"role":"user","content":"hugeword ')
+        f.truncate(f.tell() + 4 * conversation.LINE_CAP)  # a sparse line four times the cap
+        f.seek(0, os.SEEK_END)
+        f.write(b'"}}\n' + json.dumps({"type": "user", "message": {"role": "user", "content": "tailword"}}).encode()
+                + b"\n")
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        _, db = refresh(home, monkeypatch)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found(db, "tailword") == [a.session_id] and found(db, "hugeword") == []
+    assert peak < 3 * conversation.LINE_CAP  # the line is 4 caps long: never held whole
+
+
+def test_search_command_and_drop(home, tmp_path):
+    claude_home(home, "Fix the flaky login test")
+    env = {"SESSIDX_HOME": str(home)}
+    done = run_cli("search", "flaky", env=env)
+    assert done.returncode == 0 and "flaky login" in done.stdout
+    missing = run_cli("search", "nosuchword", env=env)
+    assert missing.returncode == 1 and "no session says 'nosuchword'" in missing.stderr
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "sessidx"
+    assert oct((cache / "content.sqlite").stat().st_mode & 0o777) == "0o600"
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    assert run_cli("search", "--drop", env=env).returncode == 0
+    assert not (cache / "content.sqlite").exists()
+    off = run_cli("search", "flaky", env={**env, "SESSIDX_CONTENT": "0"})
+    assert off.returncode != 0 and "content search is off" in off.stderr
+
+
+def test_the_preview_shows_the_conversation_and_the_best_match(home):
+    (a,) = claude_home(home, "Fix the flaky login test")
+    env = {"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": "60"}
+    plain = run_cli("preview", "--shell", "bash", f"claude:{a.session_id}", env=env).stdout
+    assert "said lately" in plain and "you   Fix the flaky login test" in plain
+    run_cli("search", "flaky", env=env)
+    hit = run_cli("preview", "--shell", "bash", f"claude:{a.session_id}",
+                  env={**env, "FZF_PROMPT": "content> ", "FZF_QUERY": "flaky"}).stdout
+    assert "best match" in hit and "\x1b[1;33mflaky\x1b[0m" in hit
