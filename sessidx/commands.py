@@ -342,23 +342,26 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
 
 def content_feed(env: Env, out: Out, query: str) -> int:
     """The picker's content mode, on each keystroke: matching sessions with their snippets,
-    the hit's words marked. Only a query: the refresh runs in the background."""
+    the query's words marked. The refresh that Ctrl-F started runs apart; this waits for it
+    (fzf shows its spinner, and the header says why) so the rows are never stale."""
     from sessidx import content
 
-    head = "\t" + render.content_header()
+    columns = "\t" + render.content_header()
+    head: str | None = columns
+    if content.read_progress(env):
+        out(columns + "  (reading what was said in your sessions; the matches follow)")
+        sys.stdout.flush()
+        head = None
+    content.wait_for_indexer(env, seconds=120)
     try:
-        db = _content_db(env)
-        hits = content.search(db, query, limit=200)
+        hits = content.search(_content_db(env), query, limit=200)
     except SessidxError as exc:
-        _emit(out, [f"{head}  ({render.clean(str(exc))})"])
-        return ExitCode.OK
-    progress = content.read_progress(env)
-    note = f"  (indexing: {progress[0]} of {progress[1]} sessions read)" if progress else ""
-    if not hits and query.strip():
-        note += "  (no session says that)"
+        hits, head = [], (head and f"{head}  ({render.clean(str(exc))})")
+    if head is not None:
+        out(head + ("  (no session says that)" if not hits and query.strip() else ""))
     words = content.words_of(query)
-    _emit(out, [head + note] + [f"{h.session.app}:{h.session.id}\t{render.content_row(h.session, h.snippet, words)}"
-                                for h in hits])
+    _emit(out, [f"{h.session.app}:{h.session.id}\t{render.content_row(h.session, h.snippet, words)}"
+                for h in hits])
     return ExitCode.OK
 
 
@@ -407,10 +410,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     if not content.enabled(env):
         out("change-header:content search is off: SESSIDX_CONTENT=0")
         return ExitCode.OK
-    import subprocess
-
-    subprocess.Popen([sys.executable, "-m", "sessidx", "search", "--refresh"], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    content.start_refresh(env)
     out(f"rebind(change)+disable-search+change-prompt(content> )+change-header({CONTENT_HEADER})"
         f"+reload:{me} lines --content {{q}}")
     return ExitCode.OK

@@ -145,20 +145,67 @@ class Busy(Exception):
     """Another sessidx is indexing right now."""
 
 
+LOCK_FD_VARIABLE = "SESSIDX_CONTENT_LOCK_FD"  # a child handed the lock its parent took
+
+
 def lock(env: Env) -> Any:
-    """An exclusive lock on indexing (an open file; closing it lets go). Raises Busy."""
+    """An exclusive lock on indexing (an open file; closing it lets go). Raises Busy.
+    A background refresh gets the lock already taken (so a search started right after it
+    waits for it): its fd is named in SESSIDX_CONTENT_LOCK_FD."""
     import fcntl
 
+    inherited = env.get(LOCK_FD_VARIABLE)
+    if inherited and inherited.isdigit():
+        os.environ.pop(LOCK_FD_VARIABLE, None)  # not for this process's own children
+        return os.fdopen(int(inherited), "a")
     path = db_path(env)
     if path is None:
         raise OSError("no absolute cache folder")
-    f = open(path + ".lock", "a")  # noqa: SIM115 - held for the caller's whole refresh
+    f = os.fdopen(os.open(path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600), "a")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         f.close()
         raise Busy() from None
     return f
+
+
+def wait_for_indexer(env: Env, seconds: float) -> None:
+    """Until no sessidx is indexing (or `seconds` passed): a search then sees its work."""
+    import fcntl
+
+    path = db_path(env)
+    try:
+        f = open((path or "") + ".lock", "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return  # no lock file: nobody ever indexed
+    with f:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.05)
+
+
+def start_refresh(env: Env) -> bool:
+    """`sessidx search --refresh` in the background, holding the lock from this moment on;
+    False when another sessidx is indexing already."""
+    import subprocess
+    import sys
+
+    try:
+        held = lock(env)
+    except (Busy, OSError):
+        return False
+    with held:
+        subprocess.Popen([sys.executable, "-m", "sessidx", "search", "--refresh"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         pass_fds=(held.fileno(),), env={**os.environ, LOCK_FD_VARIABLE: str(held.fileno())})
+    return True
 
 
 def write_progress(env: Env, progress: Progress | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -459,7 +460,6 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
 @pytest.mark.shell
 def test_other_apps_resume_through_the_same_widget(shell, home, tmp_path):
     """A Qwen Code session (issue 4): the picker and the snippets know no app by name."""
-    import json
 
     folder = tmp_path / "qwen project"
     folder.mkdir()
@@ -574,3 +574,31 @@ def test_the_first_press_opens_at_once_and_fills_in(shell, home, tmp_path):
     shell.tmux.until(lambda s: "indexing your sessions for the first time" in s and "session>" in s, "the note")
     shell.tmux.until(lambda s: "Seen on the very first press" in s, "the rows, once indexed")
     shell.tmux.send("Escape")
+
+
+@pytest.mark.shell
+def test_ctrl_f_finds_a_session_by_what_was_said_and_resumes_it(shell, home, tmp_path):
+    """Issue 11's user: Ctrl-O, Ctrl-F, three words from an old conversation, Enter."""
+    said = [f"Unrelated filler message number {i}" for i in range(40)]
+    said[20] = "Paste of the nginx config: the upstream timeout is 30s"
+    s = session_in(tmp_path / "ops", home, prompt="Run the test suite", turns=1)
+    path = next(home.rglob(f"{s.session_id}.jsonl"))
+    with path.open("a") as f:
+        for text in said:
+            f.write(json.dumps({"type": "user", "sessionId": s.session_id, "cwd": s.cwd,
+                                "message": {"role": "user", "content": text}}) + "\n")
+    other = session_in(tmp_path / "other", home, prompt="Run the test suite")
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda sc: "session>" in sc and "Run the test suite" in sc, "the picker")
+    shell.tmux.send("C-f")
+    shell.tmux.until(lambda sc: "content>" in sc and "what was said" in sc, "content mode")
+    shell.tmux.type("nginx upstream timeo")
+    # one row, and the preview showing the hit in context
+    shell.tmux.until(lambda sc: "upstream" in sc and re.search(r"(?m)^\s*1/1\b", sc) is not None
+                     and "best match" in sc, "the one session that said it")
+    shell.tmux.send("Enter")
+    shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
+    argv, cwd = recorded(shell.stubs, "claude")
+    assert argv[:2] == ["--resume", s.session_id] and cwd == str(tmp_path / "ops")
+    assert other.session_id not in argv
