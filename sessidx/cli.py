@@ -34,6 +34,9 @@ def _parse(argv: list[str]) -> Any:
     # fzf's preview, on every arrow key: `preview --shell SHELL ID`, exactly as picker.py writes it
     if len(argv) == 4 and argv[:2] == ["preview", "--shell"] and not argv[3].startswith("-"):
         return Args(command="preview", shell=argv[2], id=argv[3])
+    # the picker's content mode, on every keystroke: `lines --content QUERY`
+    if len(argv) == 3 and argv[:2] == ["lines", "--content"]:
+        return Args(command="lines", app=None, here=False, content=argv[2])
     from sessidx.argv import parser
 
     return parser(argv).parse_args(argv, namespace=Args())

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import time
 
@@ -36,25 +35,56 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MESSAGE_CAP = 64 * 1024  # what is indexed of one record's text
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 0.5  # work kept if interrupted
 
-# API keys, tokens and private keys: never indexed (replaced before the text reaches FTS5).
-_SECRET = re.compile(
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
-    r"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"
-    r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
-    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}"
-    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    r"|(?i:bearer|token|api[_-]?key|secret|password)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._~+/=-]{12,}"
-    r"|[A-Za-z0-9+/=_-]{200,}",  # base64 payloads and other unbroken blobs
-    re.DOTALL,
-)
+# API keys, tokens and private keys are never indexed nor shown. Every such secret is a long
+# word (or a long piece of one between quotes, `=` or `:`), so only those are looked at; no
+# regex, since a search on a key press must not pay for importing `re`.
+_SECRET_PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-",
+                    "xoxo-", "xoxp-", "xoxr-", "xoxs-", "AKIA", "AIza", "eyJ", "glpat-", "npm_", "hf_")
+_SECRET_CONTEXT = ("bearer", "token", "key", "secret", "password", "passwd", "authorization")
+_DELIMITERS = str.maketrans({c: " " for c in "\"'`=:,;()[]{}<>|\\"})
+_LONG = 16
+
+
+def _is_secret(piece: str, context: str) -> bool:
+    if piece.startswith(_SECRET_PREFIXES) or len(piece) >= 200:  # a known key format, or a payload
+        return True
+    mixed = any(c.isdigit() for c in piece) and any(c.isupper() for c in piece) and any(c.islower() for c in piece)
+    if mixed and len(piece) >= 32:  # random-looking (a hex digest, all lower case, is kept: people search those)
+        return True
+    return mixed and any(word in context.lower() for word in _SECRET_CONTEXT)
+
+
+def without_secrets(text: str, mark: str = " ") -> str:
+    """`text` with its words joined by single spaces, each secret-looking one replaced by `mark`."""
+    while (key := text.find("PRIVATE KEY-----")) >= 0:  # a PEM block: from its BEGIN line to its END line
+        begin = text.rfind("-----BEGIN ", 0, key)
+        end_line = text.find("-----END ", key)
+        closing = text.find("-----", end_line + 9) if end_line >= 0 else -1
+        text = text[:begin if begin >= 0 else key] + mark + (text[closing + 5:] if closing >= 0 else "")
+    words = text.split()
+    for i, word in enumerate(words):
+        if len(word) >= _LONG and any(len(p) >= _LONG and _is_secret(p, f"{words[i - 1] if i else ''} {word}")
+                                      for p in word.translate(_DELIMITERS).split()):
+            words[i] = mark
+    return " ".join(words)
+
+
 # Han, kana and Hangul have no spaces between words: each character is indexed as a token,
 # and a query's run of them becomes a phrase of characters.
-_CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])")
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+
+
+def _is_cjk(c: str) -> bool:
+    return any(low <= ord(c) <= high for low, high in _CJK_RANGES)
+
+
+def cjk_apart(text: str) -> str:
+    return text if text.isascii() else "".join(f" {c} " if _is_cjk(c) else c for c in text)
 
 
 class Hit:
@@ -128,8 +158,9 @@ def _create(db: sqlite3.Connection) -> None:
         CREATE TABLE hit(id INTEGER PRIMARY KEY AUTOINCREMENT, source INTEGER NOT NULL, pos INTEGER NOT NULL,
                          role TEXT);
         CREATE INDEX hit_source ON hit(source);
-        CREATE TABLE rows(fts INTEGER NOT NULL);  -- FTS rows written since the last rebuild, dead ones too
-        INSERT INTO rows VALUES (0);
+        -- FTS rows and characters of text written since the last rebuild, dead ones too
+        CREATE TABLE rows(fts INTEGER NOT NULL, text INTEGER NOT NULL);
+        INSERT INTO rows VALUES (0, 0);
         CREATE VIRTUAL TABLE said USING fts5(body, content='', columnsize=0,
                                              tokenize='unicode61 remove_diacritics 2');
         PRAGMA user_version = {SCHEMA_VERSION};
@@ -138,7 +169,7 @@ def _create(db: sqlite3.Connection) -> None:
 
 def indexable(text: str) -> str:
     """The text as it goes into FTS5: secrets out, CJK characters apart."""
-    return _CJK.sub(r" \1 ", _SECRET.sub(" ", text))
+    return cjk_apart(without_secrets(text))
 
 
 class Busy(Exception):
@@ -306,6 +337,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         db.execute("ROLLBACK")  # the source being read is read again next time
         raise
     _rebuild_if_mostly_dead(db)
+    if stats["sources"] or stats["removed"]:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the index is one file again, not twice its size
     return stats
 
 
@@ -373,15 +406,18 @@ def _insert(db: sqlite3.Connection, source_id: int, messages: list[tuple[int, st
     by_pos: dict[int, tuple[str, list[str]]] = {}
     for pos, role, text in messages:
         by_pos.setdefault(pos, (role, []))[1].append(text)
-    written = 0
-    for pos, (role, texts) in by_pos.items():
-        body = indexable("\n".join(texts)[:MESSAGE_CAP])
-        if not body.strip():
-            continue
-        cur = db.execute("INSERT INTO hit(source, pos, role) VALUES (?, ?, ?)", (source_id, pos, role))
-        db.execute("INSERT INTO said(rowid, body) VALUES (?, ?)", (cur.lastrowid, body))
-        written += 1
-    db.execute("UPDATE rows SET fts = fts + ?", (written,))
+    rows = [(pos, role, body) for pos, (role, texts) in by_pos.items()
+            if (body := indexable("\n".join(texts)[:MESSAGE_CAP])).strip()]
+    if not rows:
+        return
+    # Ids chosen here, so both tables take their rows in one call each (the lock makes this
+    # the only writer); AUTOINCREMENT still never hands out an id used before.
+    last = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'hit'").fetchone()
+    first = (last[0] if last else 0) + 1
+    db.executemany("INSERT INTO hit(id, source, pos, role) VALUES (?, ?, ?, ?)",
+                   [(first + i, source_id, pos, role) for i, (pos, role, _) in enumerate(rows)])
+    db.executemany("INSERT INTO said(rowid, body) VALUES (?, ?)", [(first + i, r[2]) for i, r in enumerate(rows)])
+    db.execute("UPDATE rows SET fts = fts + ?, text = text + ?", (len(rows), sum(len(r[2]) for r in rows)))
 
 
 # --- searching -------------------------------------------------------------------------------
@@ -390,12 +426,12 @@ def parse_query(query: str) -> list[str]:
     """FTS5 phrases, one per word or `"quoted phrase"`, each quoted so no character of the
     query is FTS5 syntax. The last word, while still being typed, also matches as a prefix."""
     terms = []
-    for phrase, word in re.findall(r'"([^"]*)"|(\S+)', query):
-        words = _CJK.sub(r" \1 ", phrase or word).split()
-        words = [w for w in (re.sub(r"[^\w]+", " ", w).strip() for w in words) if w]
-        if words:
-            terms.append('"' + " ".join(words).replace('"', "") + '"')
-    if terms and not query.endswith((" ", '"')) and not _CJK.search(terms[-1]):
+    for i, part in enumerate(query.split('"')):  # odd parts were inside quotes
+        for piece in [part] if i % 2 else part.split():
+            words = "".join(c if c.isalnum() or c == "_" else " " for c in cjk_apart(piece)).split()
+            if words:
+                terms.append('"' + " ".join(words) + '"')
+    if terms and not query.endswith((" ", '"')) and not any(_is_cjk(c) for c in terms[-1]):
         terms[-1] += " *"
     return terms
 
@@ -456,7 +492,7 @@ def message_at(session: Session, path: str | None, pos: int) -> str:
 
 def snippet_of(session: Session, path: str | None, pos: int, terms: list[str], width: int = 120) -> str:
     """About `width` characters of the hit's message around the first word of the query found in it."""
-    text = " ".join(_SECRET.sub("…", message_at(session, path, pos)).split())
+    text = without_secrets(message_at(session, path, pos), "…")
     words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
     folded = _fold(text)
     at = min((i for w in words if (i := folded.find(_fold(w))) >= 0), default=0)
@@ -482,5 +518,6 @@ def _rebuild_if_mostly_dead(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT fts FROM rows").fetchone()[0]
     if rows > 10000 and live < rows // 2:
         db.executescript("""
-            BEGIN; DELETE FROM hit; UPDATE source SET stamp = '', done = 0, tail = NULL; UPDATE rows SET fts = 0;
+            BEGIN; DELETE FROM hit; UPDATE source SET stamp = '', done = 0, tail = NULL;
+            UPDATE rows SET fts = 0, text = 0;
             INSERT INTO said(said) VALUES ('delete-all'); COMMIT;""")

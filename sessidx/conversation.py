@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 LINE_CAP = 4 * 1024 * 1024  # a record longer than this is a payload (an image, a file dump), not talk
 CHUNK = 1024 * 1024
 TAIL = 512 * 1024  # what the preview reads of a transcript's end
+# Where a long line must show its marker: every CLI writes a record's type or role before its
+# content, so a tool output or a blob of a few MB is skipped after a look at its first bytes.
+MARKER_WINDOW = 2048
 
 
 def records_from(path: str, start: int, markers: tuple[bytes, ...]) -> Iterator[tuple[int, Any]]:
@@ -42,10 +45,11 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...]) -> Iterator[
             buf += chunk
             begin = 0
             while (nl := buf.find(b"\n", begin)) >= 0:
-                line = buf[begin:nl]
-                if not skipping and len(line) <= LINE_CAP and any(m in line for m in markers):
+                # a line is copied out only to be parsed: most bytes are in lines that are not
+                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, min(nl, begin + MARKER_WINDOW),
+                                                                          markers):
                     try:
-                        record = loads(line)
+                        record = loads(buf[begin:nl])
                     except ValueError:
                         record = None  # a broken line: the rest is still read
                     if record is not None:
@@ -59,6 +63,13 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...]) -> Iterator[
                 buf = b""
                 skipping = True
     yield -pos, None
+
+
+def _holds_any(buf: bytes, start: int, end: int, markers: tuple[bytes, ...]) -> bool:
+    for marker in markers:  # noqa: SIM110 - a loop, not any(): called for every line of every transcript
+        if buf.find(marker, start, end) >= 0:
+            return True
+    return False
 
 
 def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:

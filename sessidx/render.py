@@ -381,10 +381,20 @@ def content_row(session: Session, snippet: str, words: list[str]) -> str:
 
 
 def mark_words(text: str, words: list[str]) -> str:
-    """`text` with each of `words` (any case) in bold yellow."""
-    if not words:
+    """`text` with each of `words` (any case) in bold yellow. (No `re`: this runs per keystroke.)"""
+    low = text.lower()
+    if not words or len(low) != len(text):  # a case change that changes lengths: left unmarked
         return text
-    import re
-
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
-    return pattern.sub(lambda m: f"\x1b[1;33m{m.group()}{_RESET}", text)
+    marked = [False] * len(text)
+    for word in {w.lower() for w in words if w}:
+        at = low.find(word)
+        while at >= 0:
+            marked[at:at + len(word)] = [True] * len(word)
+            at = low.find(word, at + 1)
+    out, inside = [], False
+    for c, m in zip(text, marked, strict=True):
+        if m != inside:
+            out.append("\x1b[1;33m" if m else _RESET)
+            inside = m
+        out.append(c)
+    return "".join(out) + (_RESET if inside else "")

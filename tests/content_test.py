@@ -199,14 +199,18 @@ def test_same_length_rewrite_is_seen_by_its_fingerprint(home, monkeypatch):
 
 def test_secrets_are_not_indexed(home, monkeypatch):
     prompt = ("deploy with key sk-proj-AbCdEf0123456789xYz and token ghp_0123456789abcdefghijABCDEFGHIJ0123 "
-              "then Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N then pinecone")
+              "then Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N then pinecone "
+              '{"api_key":"Zq9rT4wLm2Xc8VbN"} -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAkeyMaterialQ\n'
+              "-----END RSA PRIVATE KEY----- afterward")
     (a,) = claude_home(home, prompt)
     _, db = refresh(home, monkeypatch)
     assert found(db, "pinecone") == [a.session_id]
     for secret in ("sk-proj-AbCdEf0123456789xYz", "AbCdEf0123456789xYz", "ghp_0123456789abcdefghijABCDEFGHIJ0123",
-                   "eyJhbGciOiJIUzI1NiJ9"):
+                   "eyJhbGciOiJIUzI1NiJ9", "Zq9rT4wLm2Xc8VbN", "MIIEowIBAAKCAQEAkeyMaterialQ"):
         assert found(db, secret) == [], secret
-    assert "AbCdEf" not in content.search(db, "pinecone")[0].snippet
+    assert found(db, "afterward") == [a.session_id]
+    snippet = content.search(db, "pinecone")[0].snippet
+    assert "AbCdEf" not in snippet and "Zq9rT4" not in snippet
 
 
 def test_non_ascii_words_and_phrases(home, monkeypatch):
