@@ -354,7 +354,7 @@ def content_feed(env: Env, out: Out, query: str) -> int:
         head = None
     content.wait_for_indexer(env, seconds=120)
     try:
-        hits = content.search(_content_db(env), query, limit=200)
+        hits = content.search(_content_db(env), query, limit=50)  # a screenful or two; typing narrows it
     except SessidxError as exc:
         hits, head = [], (head and f"{head}  ({render.clean(str(exc))})")
     if head is not None:
@@ -391,7 +391,9 @@ def cycle(env: Env, out: Out, what: str) -> int:
               + "  ".join(f"{a} {n}" for a, n in counts.items()))
     feed = f"{self_command()} lines" + (f" --app {app}" if app else "") + (" --here" if here_only else "")
     prompt = f"{app or 'session'}{'@here' if here_only else ''}> "
-    out(f"change-prompt({prompt})+change-header({HEADER}\n{render.clean(status)})+reload:{feed}")
+    # from content mode too: back to fzf's own search over titles
+    out(f"unbind(change)+enable-search+change-prompt({prompt})+change-header({HEADER}\n{render.clean(status)})"
+        f"+reload:{feed}")
     return ExitCode.OK
 
 

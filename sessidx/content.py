@@ -6,12 +6,14 @@ words of tool calls (commands, paths), not tool outputs over a few KiB, images o
 payloads, and never a token that looks like a secret. `SESSIDX_CONTENT=0` turns it off;
 `sessidx search --drop` deletes it.
 
-The FTS5 table is contentless: the index holds the words, not the text (a third of the size).
-Each row points back at its message (the byte offset of its record in a JSONL transcript,
-or its place in a conversation), and the snippet of a hit is read from there. FTS5 here
-(SQLite 3.40) cannot delete a contentless row without its text, so rows of a source that is
-re-indexed or gone are unlinked instead and skipped by every query; once they outnumber the
-live rows, the index is rebuilt.
+The FTS5 table is contentless: the index holds the words, not the text. Each row points back
+at its message (the byte offset of its record in a JSONL transcript, or its place in a
+conversation), and the snippet of a hit is read from there. A row's id is its source's id
+times 2^20 plus a count that only grows, so which session a row belongs to needs no join,
+and a word's sessions come straight out of FTS5. FTS5 here (SQLite 3.40) cannot delete a
+contentless row without its text, so when a source is read again from its start, its older
+rows are left behind and skipped (the source's `live_from`), as are rows of sources that are
+gone (source ids are never reused); once dead rows outnumber live ones, the index is rebuilt.
 
 Appends are read incrementally: per source, how far it was indexed and the 64 bytes just
 before that point. Same bytes there: only what follows is read. Shorter, or other bytes: the
@@ -35,7 +37,9 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+SHIFT = 20  # a row id is source id << SHIFT | its number within the source
+NUMBER = (1 << SHIFT) - 1
 MESSAGE_CAP = 64 * 1024  # what is indexed of one record's text
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 0.5  # work kept if interrupted
@@ -135,9 +139,11 @@ def connect(env: Env) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))  # 0600 before SQLite opens it
     db = sqlite3.connect(path, timeout=5, isolation_level=None)
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0:  # before anything is written: pages freed by merging go back to the file system
+        db.execute("PRAGMA auto_vacuum = INCREMENTAL")
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
-    version = db.execute("PRAGMA user_version").fetchone()[0]
     if version not in (0, SCHEMA_VERSION):  # another version's index: start over
         db.close()
         drop(env)
@@ -149,15 +155,12 @@ def connect(env: Env) -> sqlite3.Connection:
 
 def _create(db: sqlite3.Connection) -> None:
     db.executescript(f"""
-        DROP TABLE IF EXISTS source; DROP TABLE IF EXISTS hit; DROP TABLE IF EXISTS said;
-        DROP TABLE IF EXISTS rows;
+        -- AUTOINCREMENT: a source id is never used twice, or rows of a gone source would come back
         CREATE TABLE source(
-            id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, path TEXT, stamp TEXT,
-            done INTEGER NOT NULL DEFAULT 0, tail BLOB, session TEXT NOT NULL, mtime INTEGER NOT NULL);
-        -- AUTOINCREMENT: an id is never used twice, or an unlinked FTS row would point at a new hit
-        CREATE TABLE hit(id INTEGER PRIMARY KEY AUTOINCREMENT, source INTEGER NOT NULL, pos INTEGER NOT NULL,
-                         role TEXT);
-        CREATE INDEX hit_source ON hit(source);
+            id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE NOT NULL, app TEXT NOT NULL, path TEXT,
+            stamp TEXT, done INTEGER NOT NULL DEFAULT 0, tail BLOB, session TEXT NOT NULL, mtime INTEGER NOT NULL,
+            live_from INTEGER NOT NULL DEFAULT 0, next_row INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE hit(id INTEGER PRIMARY KEY, pos INTEGER NOT NULL, role TEXT);  -- id: the FTS row id
         -- FTS rows and characters of text written since the last rebuild, dead ones too
         CREATE TABLE rows(fts INTEGER NOT NULL, text INTEGER NOT NULL);
         INSERT INTO rows VALUES (0, 0);
@@ -301,8 +304,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     """Bring the index up to date with `sessions`; returns counts of what was read.
     Commits every half second, so an interrupt keeps what was done."""
     wanted = {s.key: s for s in sources_of(sessions)}
-    known = {key: (sid, stamp, done, tail) for sid, key, stamp, done, tail in
-             db.execute("SELECT id, key, stamp, done, tail FROM source")}
+    known = {key: (sid, stamp, done, tail, next_row) for sid, key, stamp, done, tail, next_row in
+             db.execute("SELECT id, key, stamp, done, tail, next_row FROM source")}
     stats = {"sources": 0, "appended": 0, "reindexed": 0, "removed": 0, "bytes": 0, "messages": 0}
     gone = [known[key][0] for key in known.keys() - wanted.keys()]
     todo = [s for key, s in wanted.items() if key not in known or known[key][1] != s.stamp]
@@ -312,7 +315,7 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     db.execute("BEGIN")
     for source_id in gone:
         _unlink(db, source_id)
-        db.execute("DELETE FROM source WHERE id = ?", (source_id,))
+        db.execute("DELETE FROM source WHERE id = ?", (source_id,))  # its FTS rows now belong to no one
         stats["removed"] += 1
     last_commit = time.monotonic()
     try:
@@ -333,11 +336,20 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         db.execute("COMMIT")
         if report and todo:
             report(progress)
+    except IndexFull:
+        db.execute("ROLLBACK")
+        _rebuild_if_mostly_dead(db, force=True)
+        return stats
     except BaseException:
         db.execute("ROLLBACK")  # the source being read is read again next time
         raise
     _rebuild_if_mostly_dead(db)
+    if stats["sources"] > 100:  # a bulk load: one segment is smaller and faster to search
+        db.execute("INSERT INTO said(said) VALUES ('optimize')")
+    elif stats["sources"]:
+        db.execute("INSERT INTO said(said, rank) VALUES ('merge', 64)")  # a little merging, bounded
     if stats["sources"] or stats["removed"]:
+        db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (execute frees one page)
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the index is one file again, not twice its size
     return stats
 
@@ -348,10 +360,10 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
     bytes before that point are unchanged (an append), else at 0 with its old rows unlinked."""
     meta = json.dumps(source.session.to_json())
     if before is None:
-        cur = db.execute("INSERT INTO source(key, path, stamp, session, mtime) VALUES (?, ?, '', ?, ?)",
-                         (source.key, source.session.path, meta, source.session.mtime))
+        cur = db.execute("INSERT INTO source(key, app, path, stamp, session, mtime) VALUES (?, ?, ?, '', ?, ?)",
+                         (source.key, source.session.app, source.session.path, meta, source.session.mtime))
         return int(cur.lastrowid or 0), 0
-    source_id, _, done, tail = before
+    source_id, _, done, tail, _ = before
     db.execute("UPDATE source SET session = ?, mtime = ?, path = ? WHERE id = ?",
                (meta, source.session.mtime, source.session.path, source_id))
     # Appends grow a file; one changed without growing was rewritten.
@@ -364,7 +376,9 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
 
 
 def _unlink(db: sqlite3.Connection, source_id: int) -> None:
-    db.execute("DELETE FROM hit WHERE source = ?", (source_id,))
+    """Rows numbered before `next_row` are dead from now on (their FTS rows stay, skipped)."""
+    db.execute("DELETE FROM hit WHERE id BETWEEN ? AND ?", (source_id << SHIFT, (source_id << SHIFT) | NUMBER))
+    db.execute("UPDATE source SET live_from = next_row WHERE id = ?", (source_id,))
 
 
 def _bytes_before(path: str | None, end: int) -> bytes | None:
@@ -410,14 +424,19 @@ def _insert(db: sqlite3.Connection, source_id: int, messages: list[tuple[int, st
             if (body := indexable("\n".join(texts)[:MESSAGE_CAP])).strip()]
     if not rows:
         return
-    # Ids chosen here, so both tables take their rows in one call each (the lock makes this
-    # the only writer); AUTOINCREMENT still never hands out an id used before.
-    last = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'hit'").fetchone()
-    first = (last[0] if last else 0) + 1
-    db.executemany("INSERT INTO hit(id, source, pos, role) VALUES (?, ?, ?, ?)",
-                   [(first + i, source_id, pos, role) for i, (pos, role, _) in enumerate(rows)])
+    (number,) = db.execute("SELECT next_row FROM source WHERE id = ?", (source_id,)).fetchone()
+    if number + len(rows) > NUMBER:
+        raise IndexFull()  # read again from its start this often: the whole index starts over
+    first = (source_id << SHIFT) + number
+    db.executemany("INSERT INTO hit(id, pos, role) VALUES (?, ?, ?)",
+                   [(first + i, pos, role) for i, (pos, role, _) in enumerate(rows)])
     db.executemany("INSERT INTO said(rowid, body) VALUES (?, ?)", [(first + i, r[2]) for i, r in enumerate(rows)])
+    db.execute("UPDATE source SET next_row = ? WHERE id = ?", (number + len(rows), source_id))
     db.execute("UPDATE rows SET fts = fts + ?, text = text + ?", (len(rows), sum(len(r[2]) for r in rows)))
+
+
+class IndexFull(Exception):
+    """A source has used up its row numbers."""
 
 
 # --- searching -------------------------------------------------------------------------------
@@ -431,46 +450,100 @@ def parse_query(query: str) -> list[str]:
             words = "".join(c if c.isalnum() or c == "_" else " " for c in cjk_apart(piece)).split()
             if words:
                 terms.append('"' + " ".join(words) + '"')
-    if terms and not query.endswith((" ", '"')) and not any(_is_cjk(c) for c in terms[-1]):
+    # the word being typed matches as a prefix once it has 3 letters (fewer would match half the index)
+    typing = terms[-1].strip('"') if terms and not query.endswith((" ", '"')) else ""
+    if len(typing) >= 3 and not any(_is_cjk(c) for c in typing):
         terms[-1] += " *"
     return terms
 
 
+RANKED = 5000  # more rows than this match: too common a word to rank by; newest first then
+
+
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
            session_key: str | None = None, snippet_width: int = 120) -> list[Hit]:
-    """Sessions whose messages hold every word of `query` (in any of their messages), best
-    first: FTS5's bm25 summed over the words, then the newest."""
+    """Sessions that said every word of `query`, best first: those where one message holds
+    them all, by FTS5's bm25, then those where they are spread over messages; ties by recency."""
     terms = parse_query(query)
     if not terms:
         return []
-    # per word: each session's best row; sessions holding all words, by their summed score
-    parts = [
-        f"t{i} AS (SELECT h.source AS source, h.id AS hit, min(x.score) AS score FROM "
-        f"(SELECT rowid, bm25(said) AS score FROM said WHERE said MATCH ? ORDER BY rank LIMIT 20000) x "
-        f"JOIN hit h ON h.id = x.rowid GROUP BY h.source)"
-        for i in range(len(terms))
-    ]
-    joins = " ".join(f"JOIN t{i} USING (source)" for i in range(1, len(terms)))
-    score = " + ".join(f"t{i}.score" for i in range(len(terms)))
-    where, params = "", []
-    if app:
-        where, params = "WHERE json_extract(s.session, '$.app') = ?", [app]
-    elif session_key:
-        where, params = "WHERE s.key = ?", [session_key]
-    sql = (f"WITH {', '.join(parts)} SELECT s.session, s.path, {score} AS score, h.pos, h.role "
-           f"FROM t0 {joins} JOIN source s ON s.id = t0.source JOIN hit h ON h.id = t0.hit {where} "
-           f"ORDER BY score, s.mtime DESC LIMIT ?")
+    scope, scope_params = "", []
+    if session_key:
+        row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
+        if row is None:
+            return []
+        scope, scope_params = " AND rowid BETWEEN ? AND ?", [row[0] << SHIFT, (row[0] << SHIFT) | NUMBER]
     try:
-        rows = db.execute(sql, [*terms, *params, limit]).fetchall()
+        found = _together(db, " AND ".join(terms), scope, scope_params)
+        if len(terms) > 1 and len(found) < limit:
+            for source, rowid in _spread(db, terms, scope, scope_params).items():
+                found.setdefault(source, [(0.0, rowid)])  # bm25 is negative: after every ranked one
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
+    return _hits(db, found, app, limit, terms, snippet_width)
+
+
+def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int]) -> dict[int, list[tuple[float, int]]]:
+    """Per source, its rows holding every word, best first (by bm25 unless too common)."""
+    (count,) = db.execute(f"SELECT count(*) FROM said WHERE said MATCH ?{scope}", [match, *params]).fetchone()
+    if count <= RANKED:
+        sql = f"SELECT bm25(said), rowid FROM said WHERE said MATCH ?{scope} ORDER BY rank"
+    else:
+        sql = f"SELECT 0.0, rowid FROM said WHERE said MATCH ?{scope}"
+    found: dict[int, list[tuple[float, int]]] = {}
+    for score, rowid in db.execute(sql, [match, *params]):
+        found.setdefault(rowid >> SHIFT, []).append((score, rowid))
+    return found
+
+
+def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
+    """Sources holding every word somewhere, each with a row of its rarest word (for a snippet).
+    Candidates come from the rarest word; a common word is then looked up only within them."""
+    counts = [db.execute(f"SELECT count(*) FROM said WHERE said MATCH ?{scope}", [t, *params]).fetchone()[0]
+              for t in terms]
+    order = sorted(range(len(terms)), key=counts.__getitem__)
+    candidates: dict[int, int] = {}
+    for (rowid,) in db.execute(f"SELECT rowid FROM said WHERE said MATCH ?{scope}", [terms[order[0]], *params]):
+        candidates.setdefault(rowid >> SHIFT, rowid)
+    for i in order[1:]:
+        if not candidates:
+            break
+        if counts[i] <= RANKED or len(candidates) > 200:
+            holding = {rowid >> SHIFT for (rowid,) in db.execute(
+                f"SELECT rowid FROM said WHERE said MATCH ?{scope}", [terms[i], *params])}
+        else:  # a common word: asked of each candidate's own rows (FTS5 seeks to a row id range)
+            holding = {s for s in candidates if db.execute(
+                "SELECT 1 FROM said WHERE said MATCH ? AND rowid BETWEEN ? AND ? LIMIT 1",
+                (terms[i], s << SHIFT, (s << SHIFT) | NUMBER)).fetchone()}
+        candidates = {s: r for s, r in candidates.items() if s in holding}
+    return candidates
+
+
+def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app: str | None, limit: int,
+          terms: list[str], snippet_width: int) -> list[Hit]:
+    """The best `limit` live sessions, their snippets read from the transcripts."""
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    ranked = []
+    for source, live_from, meta, path, mtime, source_app in db.execute(
+            f"SELECT id, live_from, session, path, mtime, app FROM source WHERE id IN ({marks})", list(found)):
+        if app and source_app != app:
+            continue
+        # rows of an earlier reading of this source are dead
+        live = [(score, rowid) for score, rowid in found[source] if rowid & NUMBER >= live_from]
+        if live:
+            ranked.append((live[0][0], -mtime, live[0][1], meta, path))
+    ranked.sort()
     hits = []
-    for meta, path, score, pos, role in rows:
+    for score, _, rowid, meta, path in ranked[:limit]:
+        place = db.execute("SELECT pos, role FROM hit WHERE id = ?", (rowid,)).fetchone()
         try:
             session = Session(**json.loads(meta))
         except (TypeError, ValueError):
             continue  # written by another version: refreshed on the next search
-        hits.append(Hit(session, score, snippet_of(session, path, pos, terms, snippet_width), role or ""))
+        if place is not None:
+            hits.append(Hit(session, score, snippet_of(session, path, place[0], terms, snippet_width), place[1] or ""))
     return hits
 
 
@@ -512,12 +585,12 @@ def words_of(query: str) -> list[str]:
     return [w.strip('"* ') for t in parse_query(query) for w in t.strip('"* ').split() if w]
 
 
-def _rebuild_if_mostly_dead(db: sqlite3.Connection) -> None:
-    """Unlinked FTS rows cost space and query time: past half of the index, start over."""
+def _rebuild_if_mostly_dead(db: sqlite3.Connection, force: bool = False) -> None:
+    """Dead FTS rows cost space and query time: past half of the index, start over (the next
+    refresh reads every source again)."""
     live = db.execute("SELECT count(*) FROM hit").fetchone()[0]
     rows = db.execute("SELECT fts FROM rows").fetchone()[0]
-    if rows > 10000 and live < rows // 2:
+    if force or (rows > 10000 and live < rows // 2):
         db.executescript("""
-            BEGIN; DELETE FROM hit; UPDATE source SET stamp = '', done = 0, tail = NULL;
-            UPDATE rows SET fts = 0, text = 0;
+            BEGIN; DELETE FROM hit; DELETE FROM source; UPDATE rows SET fts = 0, text = 0;
             INSERT INTO said(said) VALUES ('delete-all'); COMMIT;""")
