@@ -88,7 +88,9 @@ def _is_cjk(c: str) -> bool:
 
 
 def cjk_apart(text: str) -> str:
-    return text if text.isascii() else "".join(f" {c} " if _is_cjk(c) else c for c in text)
+    if text.isascii() or max(text) < "\u3040":  # both in C: most text has no CJK character
+        return text
+    return "".join(f" {c} " if _is_cjk(c) else c for c in text)
 
 
 class Hit:

@@ -286,3 +286,26 @@ def test_the_preview_shows_the_conversation_and_the_best_match(home):
     hit = run_cli("preview", "--shell", "bash", f"claude:{a.session_id}",
                   env={**env, "FZF_PROMPT": "content> ", "FZF_QUERY": "flaky"}).stdout
     assert "best match" in hit and "\x1b[1;33mflaky\x1b[0m" in hit
+
+
+def test_a_rebuild_starts_over_and_finds_everything_again(home, monkeypatch):
+    a, b = claude_home(home, "Fix the flaky login test", "Draft the release notes")
+    _, db = refresh(home, monkeypatch)
+    ClaudeSession(cwd=a.cwd, prompt="Rewritten about kumquats", session_id=a.session_id).write(home)
+    refresh(home, monkeypatch)
+    content._rebuild_if_mostly_dead(db, force=True)  # as when dead rows outnumber live ones
+    assert found(db, "release") == []
+    stats, db = refresh(home, monkeypatch)
+    assert stats["sources"] == 2 and stats["reindexed"] == 0
+    assert found(db, "kumquats") == [a.session_id] and found(db, "release") == [b.session_id]
+    assert found(db, "flaky") == []  # the rows of the first reading are gone for good
+
+
+def test_row_ids_of_a_gone_source_never_come_back(home, monkeypatch):
+    (a,) = claude_home(home, "Fix the flaky login test")
+    _, db = refresh(home, monkeypatch)
+    transcript(home, a).unlink()
+    refresh(home, monkeypatch)
+    (c,) = claude_home(home, "Draft the release notes")
+    _, db = refresh(home, monkeypatch)
+    assert found(db, "flaky") == [] and found(db, "release") == [c.session_id]
