@@ -251,8 +251,12 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
     sessions = [s for s in load(env, APPS.values()).sessions
                 if not s.archived and (app is None or s.app == app) and (not here_only or s.cwd == here)]
     # one isdir per distinct folder (not per session), here and not on the first screen
-    gone = {cwd for cwd in {s.cwd for s in sessions} if cwd and not os.path.isdir(cwd)}
-    _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone))
+    from sessidx.readers import git_branch
+
+    folders = {s.cwd for s in sessions if s.cwd}
+    gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
+    branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
+    _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone, branch_now=branch_now))
     return ExitCode.OK
 
 

@@ -447,6 +447,29 @@ def is_wrapper(said: str) -> bool:
     return said.lstrip().startswith("<")
 
 
+def git_branch(folder: str) -> str | None:
+    """The branch checked out in `folder`, read from git's own HEAD file (no git process: the
+    picker asks this of every folder on each open). None outside git or on a detached HEAD."""
+    here = folder
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+            break
+        if os.path.isfile(dot_git):  # a worktree or submodule: `gitdir: PATH`
+            pointer = read_small_text(dot_git, 4096) or ""
+            if not pointer.startswith("gitdir: "):
+                return None
+            git_dir = os.path.join(here, pointer[8:].strip())
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    head = (read_small_text(os.path.join(git_dir, "HEAD"), 4096) or "").strip()
+    return (head[16:] or None) if head.startswith("ref: refs/heads/") else None
+
+
 def text(value: Any) -> str | None:
     """A non-empty string, or None for anything else (wrong types are common in old data)."""
     return value if isinstance(value, str) and value else None

@@ -249,18 +249,20 @@ def list_width(terminal: int) -> int:
 
 
 def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
-                 gone: set[str] | None = None) -> list[str]:
+                 gone: set[str] | None = None, branch_now: dict[str, str] | None = None) -> list[str]:
     """Lines for fzf: the hidden key, a tab, then the columns of `_layout`, the first line the
     column header (fzf's --header-lines=1). fzf truncates what does not fit. Sessions whose
-    folder is in `gone` are marked: Enter would only show why they cannot be resumed."""
+    folder is in `gone` are marked: Enter would only show why they cannot be resumed; those
+    whose folder is now on another branch than recorded (`branch_now`) too: Enter asks first."""
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
-    head, rows = _layout(sessions, width, colour=True, title_cap=200, gone=gone or set())
+    head, rows = _layout(sessions, width, colour=True, title_cap=200, gone=gone or set(),
+                         branch_now=branch_now or {})
     return [f"\t{head}"] + [f"{s.app}:{s.id}\t{row}" for s, row in zip(sessions, rows, strict=True)]
 
 
 def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,
-            gone: set[str] | None = None) -> tuple[str, list[str]]:
+            gone: set[str] | None = None, branch_now: dict[str, str] | None = None) -> tuple[str, list[str]]:
     """The column header and one row per session: app, age, id, folder, branch, title aligned
     with spaces (fzf would draw tabs as tab stops), fitted to `width` columns so the title always
     shows; with `title_cap` None each row is cut to `width`."""
@@ -277,6 +279,11 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
     if gone:
         mark = f"{_RED}✗ folder gone{_RESET} " if colour else "✗ folder gone "
         titles = [mark + t if s.cwd in gone else t for s, t in zip(sessions, titles, strict=True)]
+    if branch_now:
+        yellow_, reset_ = (_YELLOW, _RESET) if colour else ("", "")
+        titles = [f"{yellow_}⎇ now {clean(now)}{reset_} {t}"
+                  if s.branch and s.cwd and (now := branch_now.get(s.cwd)) and now != s.branch else t
+                  for s, t in zip(sessions, titles, strict=True)]
     dim, cyan, yellow, reset = (_DIM, _CYAN, _YELLOW, _RESET) if colour else ("", "", "", "")
     head = f"{dim}{'app':<8}  {'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
     rows = [

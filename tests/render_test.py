@@ -126,3 +126,38 @@ def test_sessions_whose_folder_is_gone_are_marked():
                                                                                    sid="b1")], gone={"/w/gone"})
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines[1:]]
     assert plain[0].endswith("✗ folder gone gone one") and plain[1].endswith("  here one")
+
+
+def test_sessions_whose_branch_changed_are_marked(home, tmp_path):
+    """The picker's feed reads each folder's HEAD (no git process) and marks a changed branch."""
+    import subprocess
+
+    from homes import ClaudeSession
+
+    from tests.conftest import run_cli
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "feature/new", str(repo)], check=True)
+    (repo / "sub").mkdir()
+    moved = ClaudeSession(cwd=str(repo / "sub"), prompt="Recorded on main", branch="main")
+    same = ClaudeSession(cwd=str(repo), prompt="Recorded on the same branch", branch="feature/new")
+    for s in (moved, same):
+        s.write(home)
+    lines = run_cli("lines", env={"SESSIDX_HOME": str(home)}).stdout.splitlines()
+    plain = {line.split("\t")[0]: re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines}
+    assert plain[f"claude:{moved.session_id}"].endswith("⎇ now feature/new Recorded on main")
+    assert plain[f"claude:{same.session_id}"].endswith("  Recorded on the same branch")
+
+
+def test_git_branch_reads_heads_worktrees_and_detached(tmp_path):
+    from sessidx.readers import git_branch
+
+    (tmp_path / "a/.git").mkdir(parents=True)
+    (tmp_path / "a/.git/HEAD").write_text("ref: refs/heads/fix/retry\n")
+    (tmp_path / "a/deep/er").mkdir(parents=True)
+    assert git_branch(str(tmp_path / "a/deep/er")) == "fix/retry"
+    (tmp_path / "wt").mkdir()
+    (tmp_path / "wt/.git").write_text("gitdir: ../a/.git\n")
+    assert git_branch(str(tmp_path / "wt")) == "fix/retry"
+    (tmp_path / "a/.git/HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    assert git_branch(str(tmp_path / "a")) is None
