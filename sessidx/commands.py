@@ -358,7 +358,7 @@ def content_feed(env: Env, out: Out, query: str) -> int:
         head = None
     content.wait_for_indexer(env, seconds=120)
     try:
-        hits = content.search(_content_db(env), query, limit=50)  # a screenful or two; typing narrows it
+        hits = content.search(_content_db(env), query, limit=30)  # a screenful; typing narrows it
     except SessidxError as exc:
         hits, head = [], (head and f"{head}  ({render.clean(str(exc))})")
     if head is not None:

@@ -459,7 +459,8 @@ def parse_query(query: str) -> list[str]:
     return terms
 
 
-RANKED = 5000  # more rows than this match: too common a word to rank by; newest first then
+RANKED = 5000  # more rows than this hold a word: too common to look it up session by session
+RANKED_SESSIONS = 300  # more sessions than this said it: too common to rank by; newest first then
 
 
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
@@ -487,13 +488,15 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
 
 def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int]) -> dict[int, list[tuple[float, int]]]:
     """Per source, its rows holding every word, best first (by bm25 unless too common)."""
-    (count,) = db.execute(f"SELECT count(*) FROM said WHERE said MATCH ?{scope}", [match, *params]).fetchone()
-    if count <= RANKED:
-        sql = f"SELECT bm25(said), rowid FROM said WHERE said MATCH ?{scope} ORDER BY rank"
-    else:
-        sql = f"SELECT 0.0, rowid FROM said WHERE said MATCH ?{scope}"
+    # One scan for the sessions (each with its newest row: live if any of its rows are); a
+    # second, ranked by bm25, only when few sessions said it, since a common word ranks nothing.
+    newest = db.execute(f"SELECT rowid >> {SHIFT}, max(rowid) FROM said WHERE said MATCH ?{scope} GROUP BY 1",
+                        [match, *params]).fetchall()
+    if len(newest) > RANKED_SESSIONS:
+        return {source: [(0.0, rowid)] for source, rowid in newest}
     found: dict[int, list[tuple[float, int]]] = {}
-    for score, rowid in db.execute(sql, [match, *params]):
+    for score, rowid in db.execute(f"SELECT bm25(said), rowid FROM said WHERE said MATCH ?{scope} ORDER BY rank",
+                                   [match, *params]):
         found.setdefault(rowid >> SHIFT, []).append((score, rowid))
     return found
 
@@ -526,19 +529,19 @@ def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app
     """The best `limit` live sessions, their snippets read from the transcripts."""
     if not found:
         return []
-    marks = ",".join("?" * len(found))
     ranked = []
-    for source, live_from, meta, path, mtime, source_app in db.execute(
-            f"SELECT id, live_from, session, path, mtime, app FROM source WHERE id IN ({marks})", list(found)):
+    for source, live_from, mtime, source_app in db.execute(
+            f"SELECT id, live_from, mtime, app FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
         if app and source_app != app:
             continue
-        # rows of an earlier reading of this source are dead
-        live = [(score, rowid) for score, rowid in found[source] if rowid & NUMBER >= live_from]
+        # rows of an earlier reading of this source are dead (a live row's number is higher)
+        live = next(((score, rowid) for score, rowid in found[source] if rowid & NUMBER >= live_from), None)
         if live:
-            ranked.append((live[0][0], -mtime, live[0][1], meta, path))
+            ranked.append((live[0], -mtime, live[1], source))
     ranked.sort()
     hits = []
-    for score, _, rowid, meta, path in ranked[:limit]:
+    for score, _, rowid, source in ranked[:limit]:
+        meta, path = db.execute("SELECT session, path FROM source WHERE id = ?", (source,)).fetchone()
         place = db.execute("SELECT pos, role FROM hit WHERE id = ?", (rowid,)).fetchone()
         try:
             session = Session(**json.loads(meta))
@@ -566,14 +569,27 @@ def message_at(session: Session, path: str | None, pos: int) -> str:
 
 
 def snippet_of(session: Session, path: str | None, pos: int, terms: list[str], width: int = 120) -> str:
-    """About `width` characters of the hit's message around the first word of the query found in it."""
-    text = without_secrets(message_at(session, path, pos), "…")
+    """About `width` characters of the hit's message around the first word of the query found in
+    it. Secrets are looked for in a region well beyond the cut (so none is cut in half at its edge)."""
+    text = " ".join(message_at(session, path, pos).split())
     words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
-    folded = _fold(text)
-    at = min((i for w in words if (i := folded.find(_fold(w))) >= 0), default=0)
-    start = max(0, at - width // 3)
-    cut = text[start:start + width]
-    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
+    at = _first_of(words, text)
+    region_start = max(0, at - 400)
+    region = without_secrets(text[region_start:at + width + 400], "…")
+    start = max(0, _first_of(words, region) - width // 3)
+    cut = region[start:start + width]
+    return ("…" if region_start + start else "") + cut + ("…" if start + width < len(region) or
+                                                          at + width + 400 < len(text) else "")
+
+
+def _first_of(words: list[str], text: str) -> int:
+    """Where the first of `words` is in `text` (any case, and without accents if need be), else 0."""
+    lowered = text.lower()
+    at = min((i for w in words if (i := lowered.find(w.lower())) >= 0), default=-1)
+    if at < 0 and not text.isascii():  # found by FTS5 without its accents (`umlaut` in `ümlaut`)
+        folded = _fold(text)
+        at = min((i for w in words if (i := folded.find(_fold(w))) >= 0), default=-1)
+    return max(at, 0)
 
 
 def _fold(text: str) -> str:
