@@ -42,40 +42,46 @@ SHIFT = 20  # a row id is source id << SHIFT | its number within the source
 NUMBER = (1 << SHIFT) - 1
 MESSAGE_CAP = 64 * 1024  # what is indexed of one record's text
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
-COMMIT_SECONDS = 0.5  # work kept if interrupted
+COMMIT_SECONDS = 1.0  # work kept if interrupted
 
 # API keys, tokens and private keys are never indexed nor shown. Every such secret is a long
-# word (or a long piece of one between quotes, `=` or `:`), so only those are looked at; no
-# regex, since a search on a key press must not pay for importing `re`.
+# run of key characters, so only those runs are looked at: a regex finds them in C (`re` is
+# loaded anyway, by `json`), and each run is judged in Python.
 _SECRET_PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-",
                     "xoxo-", "xoxp-", "xoxr-", "xoxs-", "AKIA", "AIza", "eyJ", "glpat-", "npm_", "hf_")
 _SECRET_CONTEXT = ("bearer", "token", "key", "secret", "password", "passwd", "authorization")
-_DELIMITERS = str.maketrans({c: " " for c in "\"'`=:,;()[]{}<>|\\"})
-_LONG = 16
+_DIGITS = frozenset("0123456789")
+_PATTERNS: dict[str, Any] = {}
 
 
-def _is_secret(piece: str, context: str) -> bool:
-    if piece.startswith(_SECRET_PREFIXES) or len(piece) >= 200:  # a known key format, or a payload
+def _pattern(name: str) -> Any:
+    """Compiled on first use: a keystroke's search needs neither."""
+    if name not in _PATTERNS:
+        import re
+
+        _PATTERNS["run"] = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
+        _PATTERNS["cjk"] = re.compile("([" + "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in _CJK_RANGES) + "])")
+    return _PATTERNS[name]
+
+
+def _is_secret(run: str, before: str) -> bool:
+    if run.startswith(_SECRET_PREFIXES) or len(run) >= 200:  # a known key format, or a payload
         return True
-    mixed = any(c.isdigit() for c in piece) and any(c.isupper() for c in piece) and any(c.islower() for c in piece)
-    if mixed and len(piece) >= 32:  # random-looking (a hex digest, all lower case, is kept: people search those)
+    mixed = run.lower() != run and run.upper() != run and not _DIGITS.isdisjoint(run)
+    if mixed and len(run) >= 32:  # random-looking (a hex digest, all lower case, is kept: people search those)
         return True
-    return mixed and any(word in context.lower() for word in _SECRET_CONTEXT)
+    return mixed and any(word in before.lower() for word in _SECRET_CONTEXT)
 
 
 def without_secrets(text: str, mark: str = " ") -> str:
-    """`text` with its words joined by single spaces, each secret-looking one replaced by `mark`."""
+    """`text` with each secret-looking run of characters, and each private-key block, replaced by `mark`."""
     while (key := text.find("PRIVATE KEY-----")) >= 0:  # a PEM block: from its BEGIN line to its END line
         begin = text.rfind("-----BEGIN ", 0, key)
         end_line = text.find("-----END ", key)
         closing = text.find("-----", end_line + 9) if end_line >= 0 else -1
         text = text[:begin if begin >= 0 else key] + mark + (text[closing + 5:] if closing >= 0 else "")
-    words = text.split()
-    for i, word in enumerate(words):
-        if len(word) >= _LONG and any(len(p) >= _LONG and _is_secret(p, f"{words[i - 1] if i else ''} {word}")
-                                      for p in word.translate(_DELIMITERS).split()):
-            words[i] = mark
-    return " ".join(words)
+    return str(_pattern("run").sub(
+        lambda m: mark if _is_secret(m.group(), text[max(0, m.start() - 24):m.start()]) else m.group(), text))
 
 
 # Han, kana and Hangul have no spaces between words: each character is indexed as a token,
@@ -90,7 +96,9 @@ def _is_cjk(c: str) -> bool:
 def cjk_apart(text: str) -> str:
     if text.isascii() or max(text) < "\u3040":  # both in C: most text has no CJK character
         return text
-    return "".join(f" {c} " if _is_cjk(c) else c for c in text)
+    if len(text) < 200:  # a query: not worth compiling a pattern for
+        return "".join(f" {c} " if _is_cjk(c) else c for c in text)
+    return str(_pattern("cjk").sub(r" \1 ", text))
 
 
 class Hit:
@@ -314,6 +322,9 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     progress = Progress(len(todo), sum(s.size for s in todo))
     if report and todo:
         report(progress)
+    bulk = len(todo) > 100
+    if bulk:  # no merging while loading; one 'optimize' at the end does it once
+        db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 0)")
     db.execute("BEGIN")
     for source_id in gone:
         _unlink(db, source_id)
@@ -345,8 +356,11 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     except BaseException:
         db.execute("ROLLBACK")  # the source being read is read again next time
         raise
+    finally:
+        if bulk:
+            db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 4)")  # FTS5's default
     _rebuild_if_mostly_dead(db)
-    if stats["sources"] > 100:  # a bulk load: one segment is smaller and faster to search
+    if bulk:  # one segment is smaller and faster to search
         db.execute("INSERT INTO said(said) VALUES ('optimize')")
     elif stats["sources"]:
         db.execute("INSERT INTO said(said, rank) VALUES ('merge', 64)")  # a little merging, bounded
@@ -399,7 +413,8 @@ def _index_source(db: sqlite3.Connection, source: _Source, source_id: int, start
     messages: list[tuple[int, str, str]] = []  # (pos, role, text)
     end = start
     if source.incremental:
-        for pos, record in records_from(source.session.path or "", start, source.app.said_markers):
+        for pos, record in records_from(source.session.path or "", start, source.app.said_markers,
+                                        getattr(source.app, "said_skip", ())):
             if pos < 0:
                 end = -pos
                 continue

@@ -22,10 +22,16 @@ TAIL = 512 * 1024  # what the preview reads of a transcript's end
 MARKER_WINDOW = 2048
 
 
-def records_from(path: str, start: int, markers: tuple[bytes, ...]) -> Iterator[tuple[int, Any]]:
+SKIP_OVER = 16 * 1024  # a line this long holding one of an app's `said_skip` markers is a tool's output
+
+
+def records_from(path: str, start: int, markers: tuple[bytes, ...],
+                 skip: tuple[bytes, ...] = ()) -> Iterator[tuple[int, Any]]:
     """(byte offset, record) for each complete line from `start` holding one of `markers`, then
     (-end, None) with the end of the last complete line. Lines over LINE_CAP are skipped
-    without being held; a last line without its newline (being written) is left for next time."""
+    without being held, and long ones showing a `skip` marker (a tool's output, which is not
+    indexed past a few KiB) unparsed; a last line without its newline (being written) is left
+    for next time."""
     from sessidx.readers import open_regular
 
     f = open_regular(path)
@@ -46,8 +52,9 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...]) -> Iterator[
             begin = 0
             while (nl := buf.find(b"\n", begin)) >= 0:
                 # a line is copied out only to be parsed: most bytes are in lines that are not
-                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, min(nl, begin + MARKER_WINDOW),
-                                                                          markers):
+                window = min(nl, begin + MARKER_WINDOW)
+                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers) and not (
+                        skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip)):
                     try:
                         record = loads(buf[begin:nl])
                     except ValueError:
@@ -111,7 +118,7 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
         except OSError:
             return []
         start = _line_after(path, max(0, size - TAIL))
-        for pos, record in records_from(path, start, app.said_markers):
+        for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
             if pos >= 0:
                 said += safe_said(app, record)
     elif hasattr(app, "conversation"):

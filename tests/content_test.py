@@ -309,3 +309,17 @@ def test_row_ids_of_a_gone_source_never_come_back(home, monkeypatch):
     (c,) = claude_home(home, "Draft the release notes")
     _, db = refresh(home, monkeypatch)
     assert found(db, "flaky") == [] and found(db, "release") == [c.session_id]
+
+
+def test_tool_outputs_are_indexed_only_when_short(home, monkeypatch):
+    (a,) = claude_home(home, "Run the test suite")
+    with transcript(home, a).open("a") as f:
+        for word, size in (("smalloutputword", 500), ("bigoutputword", 20_000)):
+            f.write(json.dumps({"type": "user", "sessionId": a.session_id, "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": f"{word} " + "x" * size}]}}) + "\n")
+        f.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest -q tests/test_frobs.py"}}]}})
+                + "\n")
+    _, db = refresh(home, monkeypatch)
+    assert found(db, "smalloutputword") == [a.session_id] and found(db, "bigoutputword") == []
+    assert found(db, "test_frobs") == [a.session_id]  # the command of a tool call

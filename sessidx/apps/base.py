@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         # - other apps: the whole conversation of one session.
         # said(self, record: dict[str, Any]) -> list[tuple[str, str]]
         # said_markers: tuple[bytes, ...]
+        # said_skip: tuple[bytes, ...]  (optional: a long line showing one is a tool's output, skipped unparsed)
         # conversation(self, session: Session) -> list[tuple[str, str]]
 
 Stamp = tuple[int | str | None, ...]

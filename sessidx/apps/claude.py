@@ -188,6 +188,8 @@ class Claude:
 
     said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"assistant"', b'"type": "assistant"')
 
+    said_skip = (b'"tool_result"',)
+
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         message = record.get("message")
         if record.get("type") not in CONVERSATION or record.get("isMeta") or not isinstance(message, dict):

@@ -282,6 +282,8 @@ class Codex:
 
     said_markers = (b'"type":"response_item"', b'"type": "response_item"')
 
+    said_skip = (b'"function_call_output"', b'"custom_tool_call_output"')
+
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         item = record.get("payload")
         if record.get("type") != "response_item" or not isinstance(item, dict):
