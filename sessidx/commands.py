@@ -273,7 +273,8 @@ def _content_db(env: Env) -> Any:
         raise SessidxError(f"cannot open the content index: {exc}") from None
 
 
-def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None) -> dict[str, int] | None:
+def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
+                    announce: bool = False) -> dict[str, int] | None:
     """Bring the content index up to date; None when another sessidx is doing it right now."""
     from sessidx import content
 
@@ -282,7 +283,7 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
     except content.Busy:
         return None
     with held:
-        sessions = _index(env, announce=False).sessions
+        sessions = _index(env, announce=announce).sessions
         try:
             return content.refresh(db, sessions, report)
         finally:
@@ -320,7 +321,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
             _progress_bar(progress)
 
     try:
-        done = refresh_content(env, db, report)
+        done = refresh_content(env, db, report, announce=not refresh_only)
     except KeyboardInterrupt:
         render.warn("\ninterrupted: what was indexed is kept, and the next search goes on from there")
         return ExitCode.CANCELLED

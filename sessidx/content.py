@@ -59,8 +59,10 @@ def _pattern(name: str) -> Any:
     if name not in _PATTERNS:
         import re
 
-        _PATTERNS["run"] = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
-        _PATTERNS["cjk"] = re.compile("([" + "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in _CJK_RANGES) + "])")
+        if name == "run":
+            _PATTERNS[name] = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
+        else:
+            _PATTERNS[name] = re.compile("([" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _CJK_RANGES) + "])")
     return _PATTERNS[name]
 
 
