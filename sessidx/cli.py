@@ -54,11 +54,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = _parse(argv)
-    from sessidx import commands
     from sessidx.config import current_env
 
     env = current_env()
     try:
+        if args.command == "lines" and getattr(args, "content", None) is not None:
+            from sessidx.content import feed  # a keystroke in content mode: not even `commands`
+
+            return feed(env, _out, args.content)
+        from sessidx import commands
+
         if args.command in (None, "pick"):
             return commands.pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         if args.command in ("list", "find"):
@@ -73,8 +78,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.build(env, _out, verbose=args.verbose)
         if args.command == "init":
             return commands.init(env, _out, shell=args.shell, key=args.key, bind=args.bind)
-        if args.command == "lines" and args.content is not None:
-            return commands.content_feed(env, _out, args.content)
         if args.command == "lines":
             return commands.picker_feed(env, _out, app=args.app, here_only=args.here)
         if args.command == "search":

@@ -261,16 +261,9 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
 
 
 def _content_db(env: Env) -> Any:
-    import sqlite3
+    from sessidx.content import open_index
 
-    from sessidx import content
-
-    if not content.enabled(env):
-        raise SessidxError("content search is off (SESSIDX_CONTENT=0)")
-    try:
-        return content.connect(env)
-    except (OSError, sqlite3.Error) as exc:
-        raise SessidxError(f"cannot open the content index: {exc}") from None
+    return open_index(env)
 
 
 def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
@@ -342,31 +335,6 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     else:
         sessions = [Session(**{**h.session.to_json(), "title": h.snippet}) for h in hits]
         _emit(out, render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty()))
-    return ExitCode.OK
-
-
-def content_feed(env: Env, out: Out, query: str) -> int:
-    """The picker's content mode, on each keystroke: matching sessions with their snippets,
-    the query's words marked. The refresh that Ctrl-F started runs apart; this waits for it
-    (fzf shows its spinner, and the header says why) so the rows are never stale."""
-    from sessidx import content
-
-    columns = "\t" + render.content_header()
-    head: str | None = columns
-    if content.read_progress(env):
-        out(columns + "  (reading what was said in your sessions; the matches follow)")
-        sys.stdout.flush()
-        head = None
-    content.wait_for_indexer(env, seconds=120)
-    try:
-        hits = content.search(_content_db(env), query, limit=30)  # a screenful; typing narrows it
-    except SessidxError as exc:
-        hits, head = [], (head and f"{head}  ({render.clean(str(exc))})")
-    if head is not None:
-        out(head + ("  (no session says that)" if not hits and query.strip() else ""))
-    words = content.words_of(query)
-    _emit(out, [f"{h.session.app}:{h.session.id}\t{render.content_row(h.session, h.snippet, words)}"
-                for h in hits])
     return ExitCode.OK
 
 

@@ -182,6 +182,48 @@ def _create(db: sqlite3.Connection) -> None:
     """)
 
 
+def open_index(env: Env) -> sqlite3.Connection:
+    """The index, or SessidxError saying why not (turned off, no cache folder, a broken file)."""
+    from sessidx.errors import SessidxError
+
+    if not enabled(env):
+        raise SessidxError("content search is off (SESSIDX_CONTENT=0)")
+    try:
+        return connect(env)
+    except (OSError, sqlite3.Error) as exc:
+        raise SessidxError(f"cannot open the content index: {exc}") from None
+
+
+def feed(env: Env, out: Callable[[str], None], query: str) -> int:
+    """The picker's content mode, on each keystroke: matching sessions with their snippets,
+    the query's words marked. The refresh that Ctrl-F started runs apart; this waits for it
+    (fzf shows its spinner, and the header says why) so the rows are never stale. It runs
+    without `sessidx.commands` and imports one app module per app hit: a keystroke's budget."""
+    import sys
+
+    from sessidx import render
+    from sessidx.errors import SessidxError
+
+    columns = "\t" + render.content_header()
+    head: str | None = columns
+    if read_progress(env):
+        out(columns + "  (reading what was said in your sessions; the matches follow)")
+        sys.stdout.flush()
+        head = None
+    wait_for_indexer(env, seconds=120)
+    try:
+        hits = search(open_index(env), query, limit=30)  # a screenful; typing narrows it
+    except SessidxError as exc:
+        hits, head = [], (head and f"{head}  ({render.clean(str(exc))})")
+    if head is not None:
+        out(head + ("  (no session says that)" if not hits and query.strip() else ""))
+    words = words_of(query)
+    rows = [f"{h.session.app}:{h.session.id}\t{render.content_row(h.session, h.snippet, words)}" for h in hits]
+    if rows:
+        out("\n".join(rows))
+    return 0
+
+
 def indexable(text: str) -> str:
     """The text as it goes into FTS5: secrets out, CJK characters apart."""
     return cjk_apart(without_secrets(text))
@@ -301,11 +343,11 @@ def _stat(path: str) -> tuple[int, int] | None:
 
 
 def sources_of(sessions: list[Session]) -> list[_Source]:
-    from sessidx.apps import APPS
+    from sessidx.apps import app_named
 
     out = []
     for s in sessions:
-        app = APPS.get(s.app)
+        app = app_named(s.app)
         if app is not None and (hasattr(app, "said") or hasattr(app, "conversation")):
             out.append(_Source(s, app))
     return out
@@ -571,9 +613,9 @@ def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app
 
 def message_at(session: Session, path: str | None, pos: int) -> str:
     """The text of the record a hit points at, read again from the transcript (bounded)."""
-    from sessidx.apps import APPS
+    from sessidx.apps import app_named
 
-    app = APPS.get(session.app)
+    app = app_named(session.app)
     if app is None:
         return ""
     if hasattr(app, "said") and path and path.endswith(".jsonl"):

@@ -21,7 +21,7 @@ _UNSAFE = [*range(0x20), *range(0x7F, 0xA0), *range(0xD800, 0xE000), 0x200E, 0x2
            *range(0x2066, 0x206A)]
 _CONTROL = {c: "?" for c in _UNSAFE}
 _CONTROL.update({ord("\n"): " ", ord("\t"): " "})
-_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in _UNSAFE}
+_JSON_ESCAPES: dict[int, str] = {}
 
 
 def clean(value: str | None, width: int | None = None) -> str:
@@ -42,7 +42,11 @@ def json_line(value: object) -> str:
     import json
 
     line = json.dumps(value, ensure_ascii=False)
-    return line if line.isprintable() else line.translate(_JSON_ESCAPES)
+    if line.isprintable():
+        return line
+    if not _JSON_ESCAPES:  # built on first need: 2,000 entries that a key press need not pay for
+        _JSON_ESCAPES.update({c: f"\\u{c:04x}" for c in _UNSAFE})
+    return line.translate(_JSON_ESCAPES)
 
 
 def warn(message: str) -> None:
