@@ -7,8 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from sessidx import content
 from sessidx.apps import APPS
 from sessidx.config import current_env
+from sessidx.conversation import recent
 from sessidx.index import build
 
 CREDENTIALS = ("auth.json", ".credentials.json", ".claude.json", "oauth_creds.json", "credentials.json")
@@ -54,6 +56,7 @@ sys.addaudithook(RECORDER)
 
 
 def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, tmp_path, monkeypatch):
+    """The list, the content index, a search and the previews' conversations, over the real data."""
     home = tmp_path / "all"
     for name in ("claude-home", "codex-home", "gemini-home", "opencode-home", "copilot-home", "cline-home",
                  "qwen-home", "droid-home"):
@@ -69,8 +72,13 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
     try:
         index = build(current_env(), APPS.values())
         build(current_env(), APPS.values())  # warm run too
+        db = content.connect(current_env())
+        stats = content.refresh(db, index.sessions)  # what was said, read from every app's store
+        found = content.search(db, "mock")
+        previewed = [recent(s, APPS[s.app]) for s in index.sessions]
     finally:
         RECORDER.active = False
+    assert stats["messages"] > 0 and found and any(previewed)
     assert len(index.sessions) == 17 + 7 + 4 + 3 + 3 + 3 + 3 + 3  # every app's real sessions (codex: + archived)
     assert RECORDER.writes == []
     assert not [p for p in RECORDER.opened if Path(p).name in CREDENTIALS]
