@@ -1,6 +1,6 @@
 """What was said in one session, read from its transcript with bounded reads: the records
 after an offset (the content index), one record (a search hit), the last few exchanges (the
-preview). Imported on every preview: no `re`, no `sqlite3`.
+preview). Imported on every preview, so it loads no `sqlite3`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ TAIL = 512 * 1024  # what the preview reads of a transcript's end
 # Where a long line must show its marker: every CLI writes a record's type or role before its
 # content, so a tool output or a blob of a few MB is skipped after a look at its first bytes.
 MARKER_WINDOW = 2048
-
-
 SKIP_OVER = 16 * 1024  # a line this long holding one of an app's `said_skip` markers is a tool's output
 
 
@@ -104,8 +102,6 @@ def record_at(path: str, pos: int) -> Any:
         return None
 
 
-
-
 def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, str]]:
     """The last `exchanges` user prompts of a session, each with what followed it, in order."""
     said: list[tuple[str, str]] = []
@@ -121,13 +117,27 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
         for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
             if pos >= 0:
                 said += safe_said(app, record)
-    elif hasattr(app, "conversation"):
+    elif hasattr(app, "conversation") and _small(path):
         try:
             said = list(app.conversation(session))
         except Exception:  # a broken document: no conversation shown, the plan still is
             return []
     prompts = [i for i, (role, _) in enumerate(said) if role == "user"]
     return said[prompts[-exchanges]:] if len(prompts) >= exchanges else said
+
+
+PREVIEW_STORE_CAP = 8 * 1024 * 1024  # a document or database read whole (a database copied) on a key press
+
+
+def _small(path: str) -> bool:
+    """A store small enough to read on every arrow key (the preview); the content index reads
+    bigger ones once per refresh."""
+    import os
+
+    try:
+        return os.stat(path).st_size <= PREVIEW_STORE_CAP
+    except OSError:
+        return False
 
 
 def _line_after(path: str, offset: int) -> int:
