@@ -140,10 +140,10 @@ class Copilot:
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         data = record.get("data")
-        role = {"user.message": "user", "assistant.message": "assistant"}.get(record.get("type"))  # type: ignore[arg-type]
-        if role is None or not isinstance(data, dict):
+        kind = record.get("type")
+        if kind not in ("user.message", "assistant.message") or not isinstance(data, dict):
             return []
-        said = said_in(role, data.get("content"))
+        said = said_in(kind.partition(".")[0], data.get("content"))
         calls = data.get("toolRequests")
         if isinstance(calls, list):
             said += [("tool", w) for c in calls if isinstance(c, dict) for w in tool_words(c.get("arguments"))]

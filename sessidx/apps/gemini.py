@@ -186,10 +186,9 @@ class Gemini:
     said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"gemini"', b'"type": "gemini"')
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
-        role = {"user": "user", "gemini": "assistant"}.get(record.get("type"))  # type: ignore[arg-type]
-        said = said_in(role, record.get("content")) if role else []
+        said = said_in(record.get("type"), record.get("content"))  # `gemini` is the model's own role
         calls = record.get("toolCalls")
-        if role and isinstance(calls, list):
+        if record.get("type") == "gemini" and isinstance(calls, list):
             said += [("tool", w) for c in calls if isinstance(c, dict) for w in tool_words(c.get("args"))]
         return said
 
