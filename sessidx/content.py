@@ -474,8 +474,10 @@ def _index_source(db: sqlite3.Connection, source: _Source, source_id: int, start
     else:
         try:
             conversation = source.app.conversation(source.session)
-        except Exception:  # a broken document must not stop the others
-            conversation = []
+        except Exception:  # a store busy or broken right now: the others go on, this one is tried again
+            stats["failed"] = stats.get("failed", 0) + 1
+            db.execute("UPDATE source SET stamp = '' WHERE id = ?", (source_id,))
+            return 0
         messages = [(i, role, text) for i, (role, text) in enumerate(conversation)]
     _insert(db, source_id, messages)
     tail = _bytes_before(source.session.path, end) if source.incremental else None

@@ -323,3 +323,22 @@ def test_tool_outputs_are_indexed_only_when_short(home, monkeypatch):
     _, db = refresh(home, monkeypatch)
     assert found(db, "smalloutputword") == [a.session_id] and found(db, "bigoutputword") == []
     assert found(db, "test_frobs") == [a.session_id]  # the command of a tool call
+
+
+def test_a_store_that_cannot_be_read_now_is_tried_again(realdata, tmp_path, monkeypatch):
+    """A database that fails to read (locked, damaged) costs its sessions this refresh only."""
+    from sessidx.apps import opencode
+
+    home = home_for("opencode", realdata, tmp_path)
+    session, prompt = a_plain_prompt(sessions_of(home, monkeypatch))
+    real = opencode.OpenCode.conversation
+
+    def broken(self, s):
+        raise OSError("database is locked")
+
+    monkeypatch.setattr(opencode.OpenCode, "conversation", broken)
+    stats, db = refresh(home, monkeypatch)
+    assert stats["failed"] == 3 and found(db, prompt.split()[0]) == []
+    monkeypatch.setattr(opencode.OpenCode, "conversation", real)
+    stats, db = refresh(home, monkeypatch)
+    assert stats["sources"] == 3 and session.id in found(db, prompt)  # type: ignore[attr-defined]
