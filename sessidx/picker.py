@@ -15,7 +15,7 @@ from sessidx.render import WIDE
 
 HEADER = ("Enter resume · Alt-Enter with the recorded mode · Ctrl-Y copy · Ctrl-A app · Ctrl-S this folder · "
           "Ctrl-F what was said · Esc cancel")
-CONTENT_HEADER = ("Searching what was said: words all in one session, \"a phrase\" · Enter resume · "
+CONTENT_HEADER = ("Searching what was said: every word, in one session; \"a phrase\" · Enter resume · "
                   "Ctrl-F back to titles · Esc cancel")
 
 
