@@ -64,6 +64,7 @@ def _lines(s: argparse.ArgumentParser) -> None:
     s.add_argument("--app")
     s.add_argument("--here", action="store_true")
     s.add_argument("--content", metavar="QUERY")
+    s.add_argument("--stream", action="store_true")
 
 
 def _cycle(s: argparse.ArgumentParser) -> None:

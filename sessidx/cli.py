@@ -24,7 +24,7 @@ class Args:
 # and parser building cost a tenth of their time. Anything else goes through argparse.
 _BARE: dict[tuple[str, ...], Args] = {
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False),
-    ("lines",): Args(command="lines", app=None, here=False, content=None),
+    ("lines",): Args(command="lines", app=None, here=False, content=None, stream=False),
 }
 
 
@@ -36,7 +36,7 @@ def _parse(argv: list[str]) -> Any:
         return Args(command="preview", shell=argv[2], id=argv[3])
     # the picker's content mode, on every keystroke: `lines --content QUERY`
     if len(argv) == 3 and argv[:2] == ["lines", "--content"]:
-        return Args(command="lines", app=None, here=False, content=argv[2])
+        return Args(command="lines", app=None, here=False, content=argv[2], stream=False)
     from sessidx.argv import parser
 
     return parser(argv).parse_args(argv, namespace=Args())
@@ -78,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.build(env, _out, verbose=args.verbose)
         if args.command == "init":
             return commands.init(env, _out, shell=args.shell, key=args.key, bind=args.bind)
+        if args.command == "lines" and args.stream:
+            return commands.picker_stream(env, _out)
         if args.command == "lines":
             return commands.picker_feed(env, _out, app=args.app, here_only=args.here)
         if args.command == "search":

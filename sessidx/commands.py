@@ -260,6 +260,33 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
     return ExitCode.OK
 
 
+def picker_stream(env: Env, out: Out) -> int:
+    """The first press ever (no cache yet): each app's sessions go to fzf as soon as that app
+    is read, newest first within it, in fixed columns; the next press finds them cached and
+    sorted. Never a blank screen, and no wait for the slowest app."""
+    from sessidx.index import build
+    from sessidx.readers import git_branch
+
+    here = os.environ.get("PWD")
+    width = _list_width(env)
+    out(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
+    sys.stdout.flush()
+
+    def emit(batch: list[Session]) -> None:
+        sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
+        folders = {s.cwd for s in sessions if s.cwd}
+        gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
+        branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
+        rows = render.picker_lines(sessions, here=here, width=width, gone=gone, branch_now=branch_now,
+                                   widths=render.STREAM_WIDTHS)[1:]
+        if rows:
+            out("\n".join(rows))
+            sys.stdout.flush()
+
+    build(env, APPS.values(), on_app=emit)
+    return ExitCode.OK
+
+
 def _content_db(env: Env) -> Any:
     from sessidx.content import open_index
 

@@ -20,7 +20,7 @@ from sessidx.model import FIELD_COUNT, Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from sessidx.apps.base import App, Source
@@ -95,8 +95,11 @@ _ROW_TYPES: tuple[set[type], ...] = (
     {str, _N}, {str, _N}, {bool}, {str, _N},
 )
 assert len(_ROW_TYPES) == FIELD_COUNT
-def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
-    """Every session of `apps`; with refresh=False, what the cache holds, without a stat."""
+def build(env: Env, apps: Iterable[App], refresh: bool = True,
+          on_app: Callable[[list[Session]], None] | None = None) -> Index:
+    """Every session of `apps`; with refresh=False, what the cache holds, without a stat.
+    `on_app` is given each app's sessions as soon as that app is read (the first press ever
+    streams them into the picker)."""
     app_list = list(apps)
     if not refresh and (index := from_cache(env, app_list)) is not None:
         return index
@@ -115,7 +118,10 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
         except Exception as exc:  # a broken store must not hide the other apps
             problems.append(f"{app.name}: cannot list its sessions: {exc}")
             sources = []
+        before = len(sessions)
         part, app_changed = _refresh_app(app.name, sources, cached.get(app.name), sessions, problems)
+        if on_app is not None:
+            on_app(sessions[before:])
         fresh[app.name] = part
         changed |= app_changed
         timings[app.name] = (time.perf_counter() - started) * 1000

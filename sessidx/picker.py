@@ -97,8 +97,9 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--bind=change:reload:{me} lines --content {{q}}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
-        # With no cached rows (a first run) there is nothing to draw first: at start.
-        f"--bind=start:unbind(change)+reload-sync({me} lines)" if cold else "--bind=start:unbind(change)",
+        # With no cached rows (a first run) there is nothing to draw first: the rows stream in
+        # as each app is read (reload, not reload-sync: fzf shows them as they arrive).
+        f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)",
         *([] if cold else [f"--bind=load:reload-sync({me} lines)+unbind(load)"]),
     ]
     if tmux:

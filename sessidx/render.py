@@ -252,8 +252,12 @@ def list_width(terminal: int) -> int:
     return terminal * 55 // 100 if terminal >= WIDE else terminal
 
 
+STREAM_WIDTHS = (36, 24, 12)  # folder, branch and id columns while rows stream in, app after app
+
+
 def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
-                 gone: set[str] | None = None, branch_now: dict[str, str] | None = None) -> list[str]:
+                 gone: set[str] | None = None, branch_now: dict[str, str] | None = None,
+                 widths: tuple[int, int, int] | None = None) -> list[str]:
     """Lines for fzf: the hidden key, a tab, then the columns of `_layout`, the first line the
     column header (fzf's --header-lines=1). fzf truncates what does not fit. Sessions whose
     folder is in `gone` are marked: Enter would only show why they cannot be resumed; those
@@ -261,18 +265,22 @@ def picker_lines(sessions: list[Session], here: str | None = None, width: int = 
     if here is not None:
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
     head, rows = _layout(sessions, width, colour=True, title_cap=200, gone=gone or set(),
-                         branch_now=branch_now or {})
+                         branch_now=branch_now or {}, widths=widths)
     return [f"\t{head}"] + [f"{s.app}:{s.id}\t{row}" for s, row in zip(sessions, rows, strict=True)]
 
 
 def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,
-            gone: set[str] | None = None, branch_now: dict[str, str] | None = None) -> tuple[str, list[str]]:
+            gone: set[str] | None = None, branch_now: dict[str, str] | None = None,
+            widths: tuple[int, int, int] | None = None) -> tuple[str, list[str]]:
     """The column header and one row per session: app, age, id, folder, branch, title aligned
     with spaces (fzf would draw tabs as tab stops), fitted to `width` columns so the title always
     shows; with `title_cap` None each row is cut to `width`."""
-    fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
-    bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
-    iw = id_width(sessions)
+    if widths:  # fixed, so that rows arriving in batches line up
+        fw, bw, iw = widths
+    else:
+        fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
+        bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
+        iw = id_width(sessions)
     fw, bw = fit(width, max(fw, 6), max(bw, 6), iw)
     folders = _cells((s.cwd for s in sessions), fw, shorten_left)
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
