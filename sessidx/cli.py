@@ -20,9 +20,12 @@ class Args:
         self.__dict__.update(values)
 
 
-# Bare `list` and `lines` (fzf's reload) run on key presses: they skip argparse, whose import
-# and parser building cost a tenth of their time. Anything else goes through argparse.
+# Bare `pick`, `list` and `lines` (fzf's reload) run on key presses: they skip argparse, whose
+# import and parser building cost a tenth of their time. Anything else goes through argparse.
 _BARE: dict[tuple[str, ...], Args] = {
+    # the key press itself: the shell widgets run `sessidx pick`
+    (): Args(command=None, query=None, shell=None),
+    ("pick",): Args(command="pick", query=None, shell=None),
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False),
     ("lines",): Args(command="lines", app=None, here=False, content=None, stream=False),
 }
