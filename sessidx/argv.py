@@ -76,11 +76,17 @@ def _check(s: argparse.ArgumentParser) -> None:
     s.add_argument("--allow-permissive", action="store_true")
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return int(text)
+
+
 def _search(s: argparse.ArgumentParser) -> None:
     s.add_argument("query", nargs="*", help='words, all of which must have been said; "a phrase" in quotes')
     s.add_argument("--app", help="only this app (claude, codex, ...)")
     s.add_argument("--json", action="store_true", help="one JSON object per session, with snippet and score")
-    s.add_argument("--limit", type=int, default=50, help="at most this many sessions (default 50)")
+    s.add_argument("--limit", type=_positive, default=50, help="at most this many sessions (default 50)")
     s.add_argument("--drop", action="store_true", help="delete the content index")
     s.add_argument("--refresh", dest="refresh_only", action="store_true", help=argparse.SUPPRESS)
 

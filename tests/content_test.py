@@ -342,3 +342,13 @@ def test_a_store_that_cannot_be_read_now_is_tried_again(realdata, tmp_path, monk
     monkeypatch.setattr(opencode.OpenCode, "conversation", real)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 3 and session.id in found(db, prompt)  # type: ignore[attr-defined]
+
+
+def test_search_arguments_are_checked(home):
+    claude_home(home, "Fix the flaky login test")
+    env = {"SESSIDX_HOME": str(home)}
+    assert run_cli("search", "--limit", "0", "flaky", env=env).returncode == 2
+    assert run_cli("search", "--app", "nosuch", "flaky", env=env).returncode == 1
+    assert run_cli("search", env=env).returncode == 1  # no words
+    unquoted = run_cli("search", "flaky", "login", "--json", env=env)
+    assert unquoted.returncode == 0 and len(unquoted.stdout.splitlines()) == 1
