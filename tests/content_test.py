@@ -18,6 +18,7 @@ from sessidx.apps import APPS
 from sessidx.config import current_env
 from sessidx.conversation import recent
 from sessidx.index import build
+from sessidx.model import Session
 from tests.conftest import run_cli
 
 APPS_WITH_DATA = ["claude", "codex", "qwen", "gemini", "droid", "copilot", "kimi", "cline", "cn", "auggie", "amp",
@@ -43,7 +44,7 @@ def sessions_of(home: Path, monkeypatch) -> list:
     return [s for s in build(current_env(), APPS.values()).sessions if not s.archived]
 
 
-def a_plain_prompt(sessions: list) -> tuple[object, str]:
+def a_plain_prompt(sessions: list[Session]) -> tuple[Session, str]:
     """A session and plain words of one of its prompts (easy to find in their stored form)."""
     for s in sessions:
         for role, said in recent(s, APPS[s.app], exchanges=50):
@@ -117,7 +118,7 @@ def test_a_word_said_mid_transcript_is_found_in_every_format(app, realdata, tmp_
     needle = f"zqx{app}needle"
     plant(app, session, prompt, f"we spoke of the {needle} here")
     hits = search_json(home, needle)
-    assert [(h["app"], h["id"]) for h in hits] == [(app, session.id)]  # type: ignore[attr-defined]
+    assert [(h["app"], h["id"]) for h in hits] == [(app, session.id)]
     assert needle in hits[0]["snippet"] and hits[0]["score"] > 0
     assert search_json(home, needle, "spoke", "here")  # all three words, one session
     assert not search_json(home, needle, "nowhere-said-word")
@@ -341,7 +342,7 @@ def test_a_store_that_cannot_be_read_now_is_tried_again(realdata, tmp_path, monk
     assert stats["failed"] == 3 and found(db, prompt.split()[0]) == []
     monkeypatch.setattr(opencode.OpenCode, "conversation", real)
     stats, db = refresh(home, monkeypatch)
-    assert stats["sources"] == 3 and session.id in found(db, prompt)  # type: ignore[attr-defined]
+    assert stats["sources"] == 3 and session.id in found(db, prompt)
 
 
 def test_search_arguments_are_checked(home):
