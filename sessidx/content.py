@@ -27,7 +27,7 @@ import os
 import sqlite3
 import time
 
-from sessidx.conversation import record_at, records_from, safe_said
+from sessidx.conversation import by_records, messages_from, record_at, safe_said
 from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
@@ -335,7 +335,7 @@ class _Source:
         self.session = session
         self.app = app
         self.key = session.key
-        self.incremental = hasattr(app, "said") and bool(session.path and session.path.endswith(".jsonl"))
+        self.incremental = by_records(app, session.path)
         st = _stat(session.path) if session.path else None
         self.size = st[0] if st else 0
         # documents and databases: the session's own last use says whether it changed
@@ -462,15 +462,9 @@ def _bytes_before(path: str | None, end: int) -> bytes | None:
 
 def _index_source(db: sqlite3.Connection, source: _Source, source_id: int, start: int,
                   stats: dict[str, int]) -> int:
-    messages: list[tuple[int, str, str]] = []  # (pos, role, text)
     end = start
     if source.incremental:
-        for pos, record in records_from(source.session.path or "", start, source.app.said_markers,
-                                        getattr(source.app, "said_skip", ())):
-            if pos < 0:
-                end = -pos
-                continue
-            messages += [(pos, role, text) for role, text in safe_said(source.app, record)]
+        messages, end = messages_from(source.app, source.session.path or "", start)
     else:
         try:
             conversation = source.app.conversation(source.session)
@@ -628,7 +622,7 @@ def message_at(session: Session, path: str | None, pos: int) -> str:
     app = app_named(session.app)
     if app is None:
         return ""
-    if hasattr(app, "said") and path and path.endswith(".jsonl"):
+    if path and by_records(app, path):
         return "\n".join(t for _, t in safe_said(app, record_at(path, pos)))
     try:
         conversation = getattr(app, "conversation")(session)  # noqa: B009 - not every app has it

@@ -77,6 +77,25 @@ def _holds_any(buf: bytes, start: int, end: int, markers: tuple[bytes, ...]) -> 
     return False
 
 
+def by_records(app: Any, path: str | None) -> bool:
+    """Whether this app's session at `path` is a JSONL transcript read record by record (its
+    `said`), rather than a document or store read whole (its `conversation`)."""
+    return hasattr(app, "said") and bool(path and path.endswith(".jsonl"))
+
+
+def messages_from(app: Any, path: str, start: int) -> tuple[list[tuple[int, str, str]], int]:
+    """(byte offset of its record, role, text) of each message after `start`, and where the
+    last complete line ends."""
+    said: list[tuple[int, str, str]] = []
+    end = start
+    for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
+        if pos < 0:
+            end = -pos
+        else:
+            said += [(pos, role, text) for role, text in safe_said(app, record)]
+    return said, end
+
+
 def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:
     if not isinstance(record, dict):
         return []
@@ -106,17 +125,14 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
     """The last `exchanges` user prompts of a session, each with what followed it, in order."""
     said: list[tuple[str, str]] = []
     path = session.path or ""
-    if hasattr(app, "said") and path.endswith(".jsonl"):
+    if by_records(app, path):
         import os
 
         try:
             size = os.stat(path).st_size
         except OSError:
             return []
-        start = _line_after(path, max(0, size - TAIL))
-        for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
-            if pos >= 0:
-                said += safe_said(app, record)
+        said = [(role, text) for _, role, text in messages_from(app, path, _line_after(path, max(0, size - TAIL)))[0]]
     elif hasattr(app, "conversation") and _small(path):
         try:
             said = list(app.conversation(session))
