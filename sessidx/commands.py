@@ -138,7 +138,7 @@ def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
     from sessidx import content
 
     try:
-        found = content.search(_content_db(env), query, session_key=session.key, limit=1,
+        found = content.search(content.open_index(env), query, session_key=session.key, limit=1,
                                snippet_width=3 * max(20, width - 6))
     except SessidxError:
         return []
@@ -250,14 +250,19 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
     here = os.environ.get("PWD")
     sessions = [s for s in load(env, APPS.values()).sessions
                 if not s.archived and (app is None or s.app == app) and (not here_only or s.cwd == here)]
-    # one isdir per distinct folder (not per session), here and not on the first screen
+    gone, branch_now = _folder_marks(sessions)
+    _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone, branch_now=branch_now))
+    return ExitCode.OK
+
+
+def _folder_marks(sessions: list[Session]) -> tuple[set[str], dict[str, str]]:
+    """The folders that are gone, and each other folder's branch now: one look per distinct
+    folder (not per session), made by the feeds and not on the first screen."""
     from sessidx.readers import git_branch
 
     folders = {s.cwd for s in sessions if s.cwd}
     gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
-    branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
-    _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone, branch_now=branch_now))
-    return ExitCode.OK
+    return gone, {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
 
 
 def picker_stream(env: Env, out: Out) -> int:
@@ -265,7 +270,6 @@ def picker_stream(env: Env, out: Out) -> int:
     is read, newest first within it, in fixed columns; the next press finds them cached and
     sorted. Never a blank screen, and no wait for the slowest app."""
     from sessidx.index import build
-    from sessidx.readers import git_branch
 
     here = os.environ.get("PWD")
     width = _list_width(env)
@@ -274,9 +278,7 @@ def picker_stream(env: Env, out: Out) -> int:
 
     def emit(batch: list[Session]) -> None:
         sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
-        folders = {s.cwd for s in sessions if s.cwd}
-        gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
-        branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
+        gone, branch_now = _folder_marks(sessions)
         rows = render.picker_lines(sessions, here=here, width=width, gone=gone, branch_now=branch_now,
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
@@ -285,12 +287,6 @@ def picker_stream(env: Env, out: Out) -> int:
 
     build(env, APPS.values(), on_app=emit)
     return ExitCode.OK
-
-
-def _content_db(env: Env) -> Any:
-    from sessidx.content import open_index
-
-    return open_index(env)
 
 
 def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
@@ -332,7 +328,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         return ExitCode.OK
     if app is not None and app not in APPS:
         raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
-    db = _content_db(env)
+    db = content.open_index(env)
     tty = sys.stderr.isatty() and not refresh_only
 
     def report(progress: Any) -> None:
