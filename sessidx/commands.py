@@ -121,7 +121,7 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
     colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
-    width = int(env.get("FZF_PREVIEW_COLUMNS") or 0) or render.terminal_width(80)
+    width = _env_columns(env, "FZF_PREVIEW_COLUMNS", 10) or render.terminal_width(80)
     lines = render.preview(session, plan, detect_shell(shell, env.vars), colour)
     query = env.get("FZF_QUERY") if (env.get("FZF_PROMPT") or "").startswith("content") else None
     if query:
@@ -220,11 +220,17 @@ def _any_source(env: Env) -> bool:
     return False
 
 
+def _env_columns(env: Env, name: str, least: int) -> int | None:
+    """A width fzf passed in `name`, if it is a number of at least `least` columns."""
+    given = env.get(name)
+    return int(given) if given and given.isdigit() and int(given) >= least else None
+
+
 def _list_width(env: Env) -> int:
     """The width of fzf's list: FZF_COLUMNS in fzf's own reload, else the terminal's."""
-    given = env.get("FZF_COLUMNS")  # 0 at fzf's start event, before it has measured
-    if given and given.isdigit() and int(given) >= 40:
-        return render.list_width(int(given))
+    given = _env_columns(env, "FZF_COLUMNS", 40)  # 0 at fzf's start event, before it has measured
+    if given:
+        return render.list_width(given)
     try:
         fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
     except OSError:

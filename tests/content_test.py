@@ -353,3 +353,11 @@ def test_search_arguments_are_checked(home):
     assert run_cli("search", env=env).returncode == 1  # no words
     unquoted = run_cli("search", "flaky", "login", "--json", env=env)
     assert unquoted.returncode == 0 and len(unquoted.stdout.splitlines()) == 1
+
+
+def test_the_preview_takes_any_pane_width_fzf_may_pass(home):
+    (a,) = claude_home(home, "Fix the flaky login test")
+    for columns in ("abc", "0", "-5", "", "12"):
+        done = run_cli("preview", "--shell", "bash", f"claude:{a.session_id}",
+                       env={"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": columns})
+        assert done.returncode == 0 and "Fix the flaky login test" in done.stdout, (columns, done.stderr)
