@@ -1,6 +1,6 @@
 """The registry of agent apps: adding an app is one module and one line here.
 
-`APPS` (every app, in this order), `APP_NAMES` and `HOME_VARS` import every app module on first
+`APPS` (every app, in this order) and `HOME_VARS` import every app module on first
 use; `app_named` imports only the one asked for (a keystroke in the picker's content mode
 needs one app to read a snippet, not sixteen).
 """
@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from sessidx.apps.base import App
 
     APPS: dict[str, App]
-    APP_NAMES: list[str]
     HOME_VARS: list[str]  # every variable that moves an app's data
 
 # name: (module in sessidx/apps, the attribute holding the app)
@@ -46,9 +45,8 @@ def app_named(name: str) -> App | None:
 
 
 def __getattr__(name: str) -> object:
-    if name not in ("APPS", "APP_NAMES", "HOME_VARS"):
+    if name not in ("APPS", "HOME_VARS"):
         raise AttributeError(f"module 'sessidx.apps' has no attribute {name!r}")
     apps = {n: a for n in _WHERE if (a := app_named(n)) is not None}
-    globals().update(APPS=apps, APP_NAMES=list(apps),
-                     HOME_VARS=sorted({var for app in apps.values() for var in app.home_vars}))
+    globals().update(APPS=apps, HOME_VARS=sorted({var for app in apps.values() for var in app.home_vars}))
     return globals()[name]
