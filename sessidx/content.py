@@ -6,14 +6,14 @@ words of tool calls (commands, paths), not tool outputs over a few KiB, images o
 payloads, and never a token that looks like a secret. `SESSIDX_CONTENT=0` turns it off;
 `sessidx search --drop` deletes it.
 
-The FTS5 table is contentless: the index holds the words, not the text. Each row points back
-at its message (the byte offset of its record in a JSONL transcript, or its place in a
-conversation), and the snippet of a hit is read from there. A row's id is its source's id
-times 2^20 plus a count that only grows, so which session a row belongs to needs no join,
-and a word's sessions come straight out of FTS5. FTS5 here (SQLite 3.40) cannot delete a
-contentless row without its text, so when a source is read again from its start, its older
-rows are left behind and skipped (the source's `live_from`), as are rows of sources that are
-gone (source ids are never reused); once dead rows outnumber live ones, the index is rebuilt.
+The FTS5 table is contentless: the index holds the words, not the text. A row is a stretch of
+one session's conversation (consecutive records, up to CHUNK_TEXT characters); its `chunk`
+entry names the session and the places of its records (byte offsets in a JSONL transcript,
+or indexes in a conversation), from which a hit's snippet is read again. Row ids count up
+from 1 and are never used twice, which keeps FTS5's lists of them small. FTS5 here (SQLite
+3.40) cannot delete a contentless row without its text, so when a source is read again from
+its start, or is gone, its chunks are deleted and its rows left behind, dead: every search
+joins `chunk` and skips them. Once dead rows outnumber live ones, the index is rebuilt.
 
 Appends are read incrementally: per source, how far it was indexed and the 64 bytes just
 before that point. Same bytes there: only what follows is read. Shorter, or other bytes: the
@@ -22,48 +22,50 @@ source was rewritten and is indexed again. Lines over LINE_CAP are skipped unrea
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
-import sqlite3
 import time
 
-from sessidx.conversation import by_records, messages_from, record_at, safe_said
+from sessidx.conversation import by_records, lines_at, loads, messages_from, safe_said
 from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import sqlite3
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any
 
     from sessidx.config import Env
+else:
+    try:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
+        import _sqlite3 as sqlite3
+    except ImportError:
+        import sqlite3
 
-SCHEMA_VERSION = 4
-SHIFT = 20  # a row id is source id << SHIFT | its number within the source
-NUMBER = (1 << SHIFT) - 1
-MESSAGE_CAP = 64 * 1024  # what is indexed of one record's text
+SCHEMA_VERSION = 5
+MESSAGE_CAP = 64 * 1024  # what is indexed of one message's text
+# Text per FTS row. Longer rows make a smaller index and a faster search (a word's list holds
+# one entry per row, not per message); a snippet then looks through the row's records for
+# the words, which is what keeps rows this short.
+CHUNK_TEXT = 16 * 1024
+# FTS5 buffers this much before writing a segment (its default is 1 MB): fewer, larger
+# segments are written faster and need no merging afterwards (measured: 8 MB, 0.62 s for
+# 52 MB of text, 1 MB and a final 'optimize', 1.4 s).
+HASH_SIZE = 8 * 1024 * 1024
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 1.0  # work kept if interrupted
 
 # API keys, tokens and private keys are never indexed nor shown. Every such secret is a long
-# run of key characters, so only those runs are looked at: a regex finds them in C (`re` is
-# loaded anyway, by `json`), and each run is judged in Python.
+# run of key characters, so only those runs are looked at, each judged in Python.
+_KEY = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~"
+_RUN = 16  # shorter runs are words, not keys
+# key characters to "k", other ASCII to " ", the rest kept: runs are then found by str.find,
+# in C (a regex takes 4 times as long, and loading `re` costs a keystroke 3 ms)
+_MASK = {c: "k" if chr(c) in _KEY else " " for c in range(128)}
 _SECRET_PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-",
                     "xoxo-", "xoxp-", "xoxr-", "xoxs-", "AKIA", "AIza", "eyJ", "glpat-", "npm_", "hf_")
 _SECRET_CONTEXT = ("bearer", "token", "key", "secret", "password", "passwd", "authorization")
 _DIGITS = frozenset("0123456789")
-_PATTERNS: dict[str, Any] = {}
-
-
-def _pattern(name: str) -> Any:
-    """Compiled on first use: the CJK class alone costs 2 ms, which a keystroke need not pay."""
-    if name not in _PATTERNS:
-        import re
-
-        if name == "run":
-            _PATTERNS[name] = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
-        else:
-            _PATTERNS[name] = re.compile("([" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _CJK_RANGES) + "])")
-    return _PATTERNS[name]
 
 
 def _is_secret(run: str, before: str) -> bool:
@@ -75,6 +77,23 @@ def _is_secret(run: str, before: str) -> bool:
     return mixed and any(word in before.lower() for word in _SECRET_CONTEXT)
 
 
+def key_runs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each run of at least _RUN key characters."""
+    mask = text.translate(_MASK)
+    plain = mask.isascii()
+    runs = []
+    at = mask.find("k" * _RUN)
+    while at >= 0:  # the first _RUN k's after a run's end start the next long run
+        end = mask.find(" ", at) if plain else at + _RUN
+        if end < 0:
+            end = len(mask)
+        while not plain and end < len(mask) and mask[end] == "k":  # a character not ASCII ends it too
+            end += 1
+        runs.append((at, end))
+        at = mask.find("k" * _RUN, end)
+    return runs
+
+
 def without_secrets(text: str, mark: str = " ") -> str:
     """`text` with each secret-looking run of characters, and each private-key block, replaced by `mark`."""
     while (key := text.find("PRIVATE KEY-----")) >= 0:  # a PEM block: from its BEGIN line to its END line
@@ -82,8 +101,15 @@ def without_secrets(text: str, mark: str = " ") -> str:
         end_line = text.find("-----END ", key)
         closing = text.find("-----", end_line + 9) if end_line >= 0 else -1
         text = text[:begin if begin >= 0 else key] + mark + (text[closing + 5:] if closing >= 0 else "")
-    return str(_pattern("run").sub(
-        lambda m: mark if _is_secret(m.group(), text[max(0, m.start() - 24):m.start()]) else m.group(), text))
+    secrets = [(start, end) for start, end in key_runs(text)
+               if _is_secret(text[start:end], text[max(0, start - 24):start])]
+    if not secrets:
+        return text
+    kept, at = [], 0
+    for start, end in secrets:
+        kept += [text[at:start], mark]
+        at = end
+    return "".join(kept) + text[at:]
 
 
 # Han, kana and Hangul have no spaces between words: each character is indexed as a token,
@@ -100,7 +126,15 @@ def cjk_apart(text: str) -> str:
         return text
     if len(text) < 200:  # a query: not worth compiling a pattern for
         return "".join(f" {c} " if _is_cjk(c) else c for c in text)
-    return str(_pattern("cjk").sub(r" \1 ", text))
+    global _cjk
+    if _cjk is None:  # compiled on first use: the class alone costs 2 ms, which a keystroke need not pay
+        import re
+
+        _cjk = re.compile("([" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _CJK_RANGES) + "])")
+    return str(_cjk.sub(r" \1 ", text))
+
+
+_cjk: Any = None
 
 
 class Hit:
@@ -167,17 +201,19 @@ def connect(env: Env) -> sqlite3.Connection:
 
 def _create(db: sqlite3.Connection) -> None:
     db.executescript(f"""
-        -- AUTOINCREMENT: a source id is never used twice, or rows of a gone source would come back
+        -- session: the Session's fields, marshalled (a keystroke need not load json)
         CREATE TABLE source(
-            id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE NOT NULL, app TEXT NOT NULL, path TEXT,
-            stamp TEXT, done INTEGER NOT NULL DEFAULT 0, tail BLOB, session TEXT NOT NULL, mtime INTEGER NOT NULL,
-            live_from INTEGER NOT NULL DEFAULT 0, next_row INTEGER NOT NULL DEFAULT 0);
-        CREATE TABLE hit(id INTEGER PRIMARY KEY, pos INTEGER NOT NULL, role TEXT);  -- id: the FTS row id
+            id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, stamp TEXT, done INTEGER NOT NULL DEFAULT 0,
+            tail BLOB, session BLOB NOT NULL, mtime INTEGER NOT NULL);
+        -- id: the FTS row id; places: its records' offsets (or indexes), a marshalled list
+        CREATE TABLE chunk(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, places BLOB NOT NULL);
+        CREATE INDEX chunk_source ON chunk(source);
         -- FTS rows and characters of text written since the last rebuild, dead ones too
         CREATE TABLE rows(fts INTEGER NOT NULL, text INTEGER NOT NULL);
         INSERT INTO rows VALUES (0, 0);
         CREATE VIRTUAL TABLE said USING fts5(body, content='', columnsize=0,
                                              tokenize='unicode61 remove_diacritics 2');
+        INSERT INTO said(said, rank) VALUES ('hashsize', {HASH_SIZE});
         PRAGMA user_version = {SCHEMA_VERSION};
     """)
 
@@ -339,7 +375,7 @@ class _Source:
         st = _stat(session.path) if session.path else None
         self.size = st[0] if st else 0
         # documents and databases: the session's own last use says whether it changed
-        self.stamp = json.dumps([*st, session.mtime] if st else [session.mtime])
+        self.stamp = " ".join(str(n) for n in [*(st or ()), session.mtime])
 
 
 def _stat(path: str) -> tuple[int, int] | None:
@@ -364,10 +400,10 @@ def sources_of(sessions: list[Session]) -> list[_Source]:
 def refresh(db: sqlite3.Connection, sessions: list[Session],
             report: Callable[[Progress], None] | None = None) -> dict[str, int]:
     """Bring the index up to date with `sessions`; returns counts of what was read.
-    Commits every half second, so an interrupt keeps what was done."""
+    Commits every second, so an interrupt keeps what was done."""
     wanted = {s.key: s for s in sources_of(sessions)}
-    known = {key: (sid, stamp, done, tail, next_row) for sid, key, stamp, done, tail, next_row in
-             db.execute("SELECT id, key, stamp, done, tail, next_row FROM source")}
+    known = {key: (sid, stamp, done, tail) for sid, key, stamp, done, tail in
+             db.execute("SELECT id, key, stamp, done, tail FROM source")}
     stats = {"sources": 0, "appended": 0, "reindexed": 0, "removed": 0, "bytes": 0, "messages": 0}
     gone = [known[key][0] for key in known.keys() - wanted.keys()]
     todo = [s for key, s in wanted.items() if key not in known or known[key][1] != s.stamp]
@@ -375,36 +411,33 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     if report and todo:
         report(progress)
     bulk = len(todo) > 100
-    if bulk:  # no merging while loading; one 'optimize' at the end does it once
+    if bulk:  # no merging while loading: a few large segments search as fast as one
         db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 0)")
     db.execute("BEGIN")
     for source_id in gone:
         _unlink(db, source_id)
-        db.execute("DELETE FROM source WHERE id = ?", (source_id,))  # its FTS rows now belong to no one
+        db.execute("DELETE FROM source WHERE id = ?", (source_id,))
         stats["removed"] += 1
     last_commit = time.monotonic()
+    written = _Written(db)
     try:
-        for source in todo:
-            before = known.get(source.key)
-            source_id, start = _prepare(db, source, before, stats)
-            read = _index_source(db, source, source_id, start, stats)
-            stats["bytes"] += read
-            stats["sources"] += 1
+        # every source's id and where its reading starts first: then they can be read in parallel
+        plans = [(source, *_prepare(db, source, known.get(source.key), stats)) for source in todo]
+        for source, source_id, got in _read_all(plans):
+            _store(db, source, source_id, got, stats, written)
             progress.done_sources += 1
             progress.done_bytes += source.size
             if time.monotonic() - last_commit > COMMIT_SECONDS:
+                written.save(db)
                 db.execute("COMMIT")
                 db.execute("BEGIN")
                 last_commit = time.monotonic()
                 if report:
                     report(progress)
+        written.save(db)
         db.execute("COMMIT")
         if report and todo:
             report(progress)
-    except IndexFull:
-        db.execute("ROLLBACK")
-        _rebuild_if_mostly_dead(db, force=True)
-        return stats
     except BaseException:
         db.execute("ROLLBACK")  # the source being read is read again next time
         raise
@@ -412,9 +445,7 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         if bulk:
             db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 4)")  # FTS5's default
     _rebuild_if_mostly_dead(db)
-    if bulk:  # one segment is smaller and faster to search
-        db.execute("INSERT INTO said(said) VALUES ('optimize')")
-    elif stats["sources"]:
+    if stats["sources"] and not bulk:
         db.execute("INSERT INTO said(said, rank) VALUES ('merge', 64)")  # a little merging, bounded
     if stats["sources"] or stats["removed"]:
         db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (execute frees one page)
@@ -424,16 +455,15 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
 
 def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | None,
              stats: dict[str, int]) -> tuple[int, int]:
-    """The source's row id and where reading starts: after what is already indexed when the
-    bytes before that point are unchanged (an append), else at 0 with its old rows unlinked."""
-    meta = json.dumps(source.session.to_json())
+    """The source's id and where reading starts: after what is already indexed when the bytes
+    before that point are unchanged (an append), else at 0 with its old rows unlinked."""
+    meta = marshal.dumps(tuple(source.session))
     if before is None:
-        cur = db.execute("INSERT INTO source(key, app, path, stamp, session, mtime) VALUES (?, ?, ?, '', ?, ?)",
-                         (source.key, source.session.app, source.session.path, meta, source.session.mtime))
+        cur = db.execute("INSERT INTO source(key, stamp, session, mtime) VALUES (?, '', ?, ?)",
+                         (source.key, meta, source.session.mtime))
         return int(cur.lastrowid or 0), 0
-    source_id, _, done, tail, _ = before
-    db.execute("UPDATE source SET session = ?, mtime = ?, path = ? WHERE id = ?",
-               (meta, source.session.mtime, source.session.path, source_id))
+    source_id, _, done, tail = before
+    db.execute("UPDATE source SET session = ?, mtime = ? WHERE id = ?", (meta, source.session.mtime, source_id))
     # Appends grow a file; one changed without growing was rewritten.
     if source.incremental and done and source.size > done and _bytes_before(source.session.path, done) == tail:
         stats["appended"] += 1
@@ -444,9 +474,10 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
 
 
 def _unlink(db: sqlite3.Connection, source_id: int) -> None:
-    """Rows numbered before `next_row` are dead from now on (their FTS rows stay, skipped)."""
-    db.execute("DELETE FROM hit WHERE id BETWEEN ? AND ?", (source_id << SHIFT, (source_id << SHIFT) | NUMBER))
-    db.execute("UPDATE source SET live_from = next_row WHERE id = ?", (source_id,))
+    """The source's FTS rows belong to no chunk from now on: dead, skipped by every search.
+    Nothing of it is indexed any more, whatever happens before it is read again."""
+    db.execute("DELETE FROM chunk WHERE source = ?", (source_id,))
+    db.execute("UPDATE source SET stamp = '', done = 0, tail = NULL WHERE id = ?", (source_id,))
 
 
 def _bytes_before(path: str | None, end: int) -> bytes | None:
@@ -460,48 +491,157 @@ def _bytes_before(path: str | None, end: int) -> bytes | None:
         return f.read(min(end, FINGERPRINT))
 
 
-def _index_source(db: sqlite3.Connection, source: _Source, source_id: int, start: int,
-                  stats: dict[str, int]) -> int:
-    end = start
+Plan = tuple[_Source, int, int]  # a source, its id, the byte offset its reading starts at
+# What was read of one source, ready to store: its FTS rows (chunks_of), where reading ended,
+# the bytes just before that end, how many messages and bytes were read. None: a store that
+# cannot be read right now.
+Read = tuple[list[tuple[list[int], str]], int, bytes | None, int, int] | None
+
+
+def _read(source: _Source, start: int) -> Read:
+    """One source read (from `start`) and made ready for FTS5, with no database at hand: this
+    runs in another process too."""
     if source.incremental:
-        messages, end = messages_from(source.app, source.session.path or "", start)
-    else:
-        try:
-            conversation = source.app.conversation(source.session)
-        except Exception:  # a store busy or broken right now: the others go on, this one is tried again
-            stats["failed"] = stats.get("failed", 0) + 1
-            db.execute("UPDATE source SET stamp = '' WHERE id = ?", (source_id,))
-            return 0
-        messages = [(i, role, text) for i, (role, text) in enumerate(conversation)]
-    _insert(db, source_id, messages)
-    tail = _bytes_before(source.session.path, end) if source.incremental else None
-    db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?", (source.stamp, end, tail, source_id))
-    stats["messages"] += len(messages)
-    return end - start if source.incremental else source.size
+        path = source.session.path or ""
+        messages, end = messages_from(source.app, path, start)
+        return chunks_of(messages), end, _bytes_before(path, end), len(messages), end - start
+    try:
+        conversation = source.app.conversation(source.session)
+    except Exception:  # a store busy or broken right now: the others go on, this one is tried again
+        return None
+    messages = [(i, role, text) for i, (role, text) in enumerate(conversation)]
+    return chunks_of(messages), 0, None, len(messages), source.size
 
 
-def _insert(db: sqlite3.Connection, source_id: int, messages: list[tuple[int, str, str]]) -> None:
-    """One FTS row per record (its messages joined): a hit points at the record to re-read."""
-    by_pos: dict[int, tuple[str, list[str]]] = {}
-    for pos, role, text in messages:
-        by_pos.setdefault(pos, (role, []))[1].append(text)
-    rows = [(pos, role, body) for pos, (role, texts) in by_pos.items()
-            if (body := indexable("\n".join(texts)[:MESSAGE_CAP])).strip()]
-    if not rows:
+def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, stats: dict[str, int],
+           written: _Written) -> None:
+    stats["sources"] += 1
+    if got is None:
+        stats["failed"] = stats.get("failed", 0) + 1
+        db.execute("UPDATE source SET stamp = '' WHERE id = ?", (source_id,))
         return
-    (number,) = db.execute("SELECT next_row FROM source WHERE id = ?", (source_id,)).fetchone()
-    if number + len(rows) > NUMBER:
-        raise IndexFull()  # read again from its start this often: the whole index starts over
-    first = (source_id << SHIFT) + number
-    db.executemany("INSERT INTO hit(id, pos, role) VALUES (?, ?, ?)",
-                   [(first + i, pos, role) for i, (pos, role, _) in enumerate(rows)])
-    db.executemany("INSERT INTO said(rowid, body) VALUES (?, ?)", [(first + i, r[2]) for i, r in enumerate(rows)])
-    db.execute("UPDATE source SET next_row = ? WHERE id = ?", (number + len(rows), source_id))
-    db.execute("UPDATE rows SET fts = fts + ?, text = text + ?", (len(rows), sum(len(r[2]) for r in rows)))
+    chunks, end, tail, messages, read = got
+    _insert(db, source_id, chunks, written)
+    db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?", (source.stamp, end, tail, source_id))
+    stats["messages"] += messages
+    stats["bytes"] += read
 
 
-class IndexFull(Exception):
-    """A source has used up its row numbers."""
+PARALLEL_FROM = 100  # sources to read before a second process is worth its start
+
+
+def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
+    """Each planned source read, in any order. Many sources (a first index) are read by this
+    process and a forked one at once, each taking the next unread source, while this one
+    also writes to SQLite; a few are read here."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    if len(plans) < PARALLEL_FROM or cores < 2 or not hasattr(os, "fork"):
+        for source, source_id, start in plans:
+            yield source, source_id, _read(source, start)
+        return
+    import multiprocessing
+    import queue
+
+    ctx = multiprocessing.get_context("fork")
+    taken = ctx.Value("q", 0)
+    results: Any = ctx.Queue()
+    helper = ctx.Process(target=_helper, args=(plans, taken, results), daemon=True)
+    helper.start()
+    helper_done = mine_done = False
+    try:
+        while not (helper_done and mine_done):
+            while not helper_done:  # what the helper read first: it is waiting to hand it over
+                try:
+                    item = results.get(timeout=0.5) if mine_done else results.get_nowait()
+                except queue.Empty:
+                    helper_done = mine_done and not helper.is_alive()  # it died: its sources wait for next time
+                    if not mine_done:
+                        break
+                    continue
+                if item is None:
+                    helper_done = True
+                else:
+                    yield *plans[item[0]][:2], item[1]
+            if not mine_done:
+                i = _take(taken)
+                mine_done = i >= len(plans)
+                if not mine_done:
+                    yield *plans[i][:2], _read(plans[i][0], plans[i][2])
+    finally:
+        if helper.is_alive():
+            helper.terminate()
+        helper.join()
+
+
+def _take(taken: Any) -> int:
+    with taken.get_lock():
+        i = int(taken.value)
+        taken.value = i + 1
+    return i
+
+
+def _helper(plans: list[Plan], taken: Any, results: Any) -> None:
+    """The forked reader: it never touches the parent's database connection."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops this
+    while (i := _take(taken)) < len(plans):
+        try:
+            got = _read(plans[i][0], plans[i][2])
+        except Exception:
+            got = None
+        results.put((i, got))
+    results.put(None)
+    results.close()
+    results.join_thread()
+
+
+def chunks_of(messages: list[tuple[int, str, str]]) -> list[tuple[list[int], str]]:
+    """The messages as FTS rows: consecutive records joined up to CHUNK_TEXT characters, each
+    row with the places of its records (byte offsets, or indexes in a conversation)."""
+    chunks: list[tuple[list[int], str]] = []
+    places: list[int] = []
+    texts: list[str] = []
+    size = 0
+    for i, (pos, _, text) in enumerate(messages):
+        if not places or places[-1] != pos:
+            places.append(pos)
+        texts.append(text[:MESSAGE_CAP])
+        size += len(texts[-1])
+        # a record is never split: its messages go in the same row
+        if size >= CHUNK_TEXT and (i + 1 == len(messages) or messages[i + 1][0] != pos):
+            chunks.append((places, indexable("\n".join(texts))))
+            places, texts, size = [], [], 0
+    if texts:
+        chunks.append((places, indexable("\n".join(texts))))
+    return [(p, body) for p, body in chunks if body.strip()]
+
+
+class _Written:
+    """FTS rows and characters of text written since the last rebuild, kept here while
+    indexing and saved just before each commit: a statement that may change several rows
+    (as an UPDATE of `rows` may) makes FTS5 write out what it holds in memory, a segment
+    per session otherwise (measured: 1.0 s of a 3.2 s cold index)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.fts, self.text = db.execute("SELECT fts, text FROM rows").fetchone()
+
+    def save(self, db: sqlite3.Connection) -> None:
+        db.execute("UPDATE rows SET fts = ?, text = ?", (self.fts, self.text))
+
+
+def _insert(db: sqlite3.Connection, source_id: int, chunks: list[tuple[list[int], str]], written: _Written) -> None:
+    if not chunks:
+        return
+    first = written.fts + 1  # row ids are never used twice
+    db.executemany("INSERT INTO chunk(id, source, places) VALUES (?, ?, ?)",
+                   [(first + i, source_id, marshal.dumps(places)) for i, (places, _) in enumerate(chunks)])
+    db.executemany("INSERT INTO said(rowid, body) VALUES (?, ?)", [(first + i, c[1]) for i, c in enumerate(chunks)])
+    written.fts += len(chunks)
+    written.text += sum(len(c[1]) for c in chunks)
 
 
 # --- searching -------------------------------------------------------------------------------
@@ -524,12 +664,15 @@ def parse_query(query: str) -> list[str]:
 
 RANKED = 5000  # more rows than this hold a word: too common to look it up session by session
 RANKED_SESSIONS = 300  # more sessions than this said it: too common to rank by; newest first then
+# FTS rows with their session; a row of no chunk is dead (its source was read again or is gone)
+_LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
 
 
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
            session_key: str | None = None, snippet_width: int = 120) -> list[Hit]:
-    """Sessions that said every word of `query`, best first: those where one message holds
-    them all, by FTS5's bm25, then those where they are spread over messages; ties by recency."""
+    """Sessions that said every word of `query`, best first: those where one stretch of the
+    conversation (a row) holds them all, by FTS5's bm25, then those where they are further
+    apart; ties by recency."""
     terms = parse_query(query)
     if not terms:
         return []
@@ -538,7 +681,7 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
         row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
         if row is None:
             return []
-        scope, scope_params = " AND rowid BETWEEN ? AND ?", [row[0] << SHIFT, (row[0] << SHIFT) | NUMBER]
+        scope, scope_params = " AND c.source = ?", [row[0]]
     try:
         found = _together(db, " AND ".join(terms), scope, scope_params)
         if len(terms) > 1 and len(found) < limit:
@@ -551,108 +694,109 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
 
 def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int]) -> dict[int, list[tuple[float, int]]]:
     """Per source, its rows holding every word, best first (by bm25 unless too common)."""
-    # One scan for the sessions (each with its newest row: live if any of its rows are); a
-    # second, ranked by bm25, only when few sessions said it, since a common word ranks nothing.
-    newest = db.execute(f"SELECT rowid >> {SHIFT}, max(rowid) FROM said WHERE said MATCH ?{scope} GROUP BY 1",
-                        [match, *params]).fetchall()
+    # One scan for the sessions (each with its newest row); a second, ranked by bm25, only
+    # when few sessions said it, since a common word ranks nothing.
+    newest = db.execute(f"SELECT c.source, max(said.rowid) {_LIVE}{scope} GROUP BY 1", [match, *params]).fetchall()
     if len(newest) > RANKED_SESSIONS:
         return {source: [(0.0, rowid)] for source, rowid in newest}
     found: dict[int, list[tuple[float, int]]] = {}
-    for score, rowid in db.execute(f"SELECT bm25(said), rowid FROM said WHERE said MATCH ?{scope} ORDER BY rank",
-                                   [match, *params]):
-        found.setdefault(rowid >> SHIFT, []).append((score, rowid))
+    for score, rowid, source in db.execute(f"SELECT bm25(said), said.rowid, c.source {_LIVE}{scope} ORDER BY rank",
+                                           [match, *params]):
+        found.setdefault(source, []).append((score, rowid))
     return found
 
 
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
     """Sources holding every word somewhere, each with a row of its rarest word (for a snippet).
     Candidates come from the rarest word; a common word is then looked up only within them."""
-    counts = [db.execute(f"SELECT count(*) FROM said WHERE said MATCH ?{scope}", [t, *params]).fetchone()[0]
-              for t in terms]
+    counts = [db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [t]).fetchone()[0] for t in terms]
     order = sorted(range(len(terms)), key=counts.__getitem__)
     candidates: dict[int, int] = {}
-    for (rowid,) in db.execute(f"SELECT rowid FROM said WHERE said MATCH ?{scope}", [terms[order[0]], *params]):
-        candidates.setdefault(rowid >> SHIFT, rowid)
+    for source, rowid in db.execute(f"SELECT c.source, said.rowid {_LIVE}{scope}", [terms[order[0]], *params]):
+        candidates.setdefault(source, rowid)
     for i in order[1:]:
         if not candidates:
             break
         if counts[i] <= RANKED or len(candidates) > 200:
-            holding = {rowid >> SHIFT for (rowid,) in db.execute(
-                f"SELECT rowid FROM said WHERE said MATCH ?{scope}", [terms[i], *params])}
-        else:  # a common word: asked of each candidate's own rows (FTS5 seeks to a row id range)
+            holding = {s for (s,) in db.execute(f"SELECT c.source {_LIVE}{scope}", [terms[i], *params])}
+        else:  # a common word: asked of each candidate's own rows (FTS5 looks a row id up)
             holding = {s for s in candidates if db.execute(
-                "SELECT 1 FROM said WHERE said MATCH ? AND rowid BETWEEN ? AND ? LIMIT 1",
-                (terms[i], s << SHIFT, (s << SHIFT) | NUMBER)).fetchone()}
+                "SELECT 1 FROM chunk c CROSS JOIN said ON said.rowid = c.id WHERE c.source = ? AND said MATCH ?"
+                " LIMIT 1", (s, terms[i])).fetchone()}
         candidates = {s: r for s, r in candidates.items() if s in holding}
     return candidates
 
 
 def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app: str | None, limit: int,
           terms: list[str], snippet_width: int) -> list[Hit]:
-    """The best `limit` live sessions, their snippets read from the transcripts."""
+    """The best `limit` sessions, their snippets read from the transcripts."""
     if not found:
         return []
     ranked = []
-    for source, live_from, mtime, source_app in db.execute(
-            f"SELECT id, live_from, mtime, app FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
-        if app and source_app != app:
-            continue
-        # rows of an earlier reading of this source are dead (a live row's number is higher)
-        live = next(((score, rowid) for score, rowid in found[source] if rowid & NUMBER >= live_from), None)
-        if live:
-            ranked.append((live[0], -mtime, live[1], source))
-    ranked.sort()
-    hits = []
-    for score, _, rowid, source in ranked[:limit]:
-        meta, path = db.execute("SELECT session, path FROM source WHERE id = ?", (source,)).fetchone()
-        place = db.execute("SELECT pos, role FROM hit WHERE id = ?", (rowid,)).fetchone()
+    for source, mtime, meta in db.execute(
+            f"SELECT id, mtime, session FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
         try:
-            session = Session(**json.loads(meta))
-        except (TypeError, ValueError):
-            continue  # written by another version: refreshed on the next search
-        if place is not None:
-            hits.append(Hit(session, score, snippet_of(session, path, place[0], terms, snippet_width), place[1] or ""))
+            session = Session(*marshal.loads(meta))
+        except (TypeError, ValueError, EOFError):
+            continue  # written by another Python: refreshed on the next search
+        if not app or session.app == app:
+            score, rowid = found[source][0]
+            ranked.append((score, -mtime, rowid, session))
+    ranked.sort(key=lambda r: r[:3])
+    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
+    hits = []
+    for score, _, rowid, session in ranked[:limit]:
+        row = db.execute("SELECT places FROM chunk WHERE id = ?", (rowid,)).fetchone()
+        role, text = best_message(session, marshal.loads(row[0]) if row else [], words)
+        hits.append(Hit(session, score, snippet_of(text, words, snippet_width), role))
     return hits
 
 
-def message_at(session: Session, path: str | None, pos: int) -> str:
-    """The text of the record a hit points at, read again from the transcript (bounded)."""
+def best_message(session: Session, places: Sequence[int], words: list[str]) -> tuple[str, str]:
+    """(role, text) of the message among `places` (a hit's records) holding most of `words`,
+    read again from the transcript: each record's raw line is looked at first, and only the
+    best one is parsed."""
     from sessidx.apps import app_named
 
     app = app_named(session.app)
-    if app is None:
-        return ""
-    if path and by_records(app, path):
-        return "\n".join(t for _, t in safe_said(app, record_at(path, pos)))
-    try:
-        conversation = getattr(app, "conversation")(session)  # noqa: B009 - not every app has it
-    except Exception:
-        return ""
-    return conversation[pos][1] if 0 <= pos < len(conversation) else ""
+    if app is None or not places:
+        return "", ""
+    if by_records(app, session.path):
+        lines = lines_at(session.path or "", places)
+        wanted = [w.lower().encode() for w in words]
+        order = sorted(range(len(lines)), key=lambda i: -sum(w in lines[i].lower() for w in wanted))
+        candidates = [safe_said(app, loads(lines[i])) for i in order[:3]]  # escapes (\u00fc) can hide a word
+    else:
+        try:
+            conversation = getattr(app, "conversation")(session)  # noqa: B009 - not every app has it
+        except Exception:
+            return "", ""
+        candidates = [[conversation[p]] for p in places if 0 <= p < len(conversation)]
+    messages = [(role, text) for said in candidates for role, text in said if text.strip()]
+    if not messages:
+        return "", ""
+    return max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words))
 
 
-def snippet_of(session: Session, path: str | None, pos: int, terms: list[str], width: int = 120) -> str:
-    """About `width` characters of the hit's message around the first word of the query found in
-    it. Secrets are looked for in a region well beyond the cut (so none is cut in half at its edge)."""
-    text = " ".join(message_at(session, path, pos).split())
-    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
-    at = _first_of(words, text)
+def snippet_of(text: str, words: list[str], width: int = 120) -> str:
+    """About `width` characters of `text` around the first of `words` found in it. Secrets are
+    looked for in a region well beyond the cut (so none is cut in half at its edge)."""
+    text = " ".join(text.split())
+    at = max(0, min((i for w in words if (i := _find(w, text)) >= 0), default=0))
     region_start = max(0, at - 400)
     region = without_secrets(text[region_start:at + width + 400], "…")
-    start = max(0, _first_of(words, region) - width // 3)
+    start = max(0, min((i for w in words if (i := _find(w, region)) >= 0), default=0) - width // 3)
     cut = region[start:start + width]
     return ("…" if region_start + start else "") + cut + ("…" if start + width < len(region) or
                                                           at + width + 400 < len(text) else "")
 
 
-def _first_of(words: list[str], text: str) -> int:
-    """Where the first of `words` is in `text` (any case, and without accents if need be), else 0."""
-    lowered = text.lower()
-    at = min((i for w in words if (i := lowered.find(w.lower())) >= 0), default=-1)
+def _find(word: str, text: str) -> int:
+    """Where `word` is in `text` (any case, and without accents if need be), else -1."""
+    at = text.lower().find(word.lower())
     if at < 0 and not text.isascii():  # found by FTS5 without its accents (`umlaut` in `ümlaut`)
-        folded = _fold(text)
-        at = min((i for w in words if (i := folded.find(_fold(w))) >= 0), default=-1)
-    return max(at, 0)
+        at = _fold(text).find(_fold(word))
+    return at
 
 
 def _fold(text: str) -> str:
@@ -669,9 +813,9 @@ def words_of(query: str) -> list[str]:
 def _rebuild_if_mostly_dead(db: sqlite3.Connection, force: bool = False) -> None:
     """Dead FTS rows cost space and query time: past half of the index, start over (the next
     refresh reads every source again)."""
-    live = db.execute("SELECT count(*) FROM hit").fetchone()[0]
+    live = db.execute("SELECT count(*) FROM chunk").fetchone()[0]
     rows = db.execute("SELECT fts FROM rows").fetchone()[0]
-    if force or (rows > 10000 and live < rows // 2):
+    if force or (rows > 1000 and live < rows // 2):
         db.executescript("""
-            BEGIN; DELETE FROM hit; DELETE FROM source; UPDATE rows SET fts = 0, text = 0;
+            BEGIN; DELETE FROM chunk; DELETE FROM source; UPDATE rows SET fts = 0, text = 0;
             INSERT INTO said(said) VALUES ('delete-all'); COMMIT;""")

@@ -5,13 +5,11 @@ preview). Imported on every preview, so it loads no `sqlite3`.
 
 from __future__ import annotations
 
-import json
-
 from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
 LINE_CAP = 4 * 1024 * 1024  # a record longer than this is a payload (an image, a file dump), not talk
@@ -36,7 +34,6 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
     if f is None:
         yield -start, None
         return
-    loads = json.loads
     with f:
         f.seek(start)
         pos = start  # offset of buf[0]
@@ -53,10 +50,7 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
                 window = min(nl, begin + MARKER_WINDOW)
                 if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers) and not (
                         skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip)):
-                    try:
-                        record = loads(buf[begin:nl])
-                    except ValueError:
-                        record = None  # a broken line: the rest is still read
+                    record = loads(buf[begin:nl])  # None for a broken line: the rest is still read
                     if record is not None:
                         yield pos + begin, record
                 skipping = False
@@ -105,20 +99,56 @@ def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:
         return []
 
 
-def record_at(path: str, pos: int) -> Any:
-    """The JSONL record starting at byte `pos`, or None."""
+def lines_at(path: str, places: Sequence[int]) -> list[bytes]:
+    """The JSONL lines starting at each byte offset in `places` (b"" for one over LINE_CAP)."""
     from sessidx.readers import open_regular
 
     f = open_regular(path)
     if f is None:
-        return None
+        return []
+    lines = []
     with f:
-        f.seek(pos)
-        line = f.readline(LINE_CAP + 1)
+        for pos in places:
+            f.seek(pos)
+            line = f.readline(LINE_CAP + 1)
+            lines.append(line if len(line) <= LINE_CAP else b"")
+    return lines
+
+
+def loads(line: bytes) -> Any:
+    """A JSON record, or None. What `json.loads` does for one line, with its C scanner alone:
+    the `json` package loads `re` and `enum`, 4 ms that a keystroke in the picker need not pay."""
+    global _scan
+    if _scan is None:
+        try:
+            from _json import make_scanner
+        except ImportError:  # an interpreter without it
+            from json import JSONDecoder
+            from json.scanner import make_scanner as json_scanner
+
+            _scan = json_scanner(JSONDecoder())  # type: ignore[arg-type]  # the scanner of either
+        else:
+            _scan = make_scanner(_Decoding())  # type: ignore[arg-type]  # it reads these attributes only
     try:
-        return json.loads(line) if len(line) <= LINE_CAP else None
-    except ValueError:
+        text = line.decode("utf-8", "surrogatepass").strip().lstrip("\ufeff")
+        record, end = _scan(text, 0)
+    except (ValueError, StopIteration):  # broken JSON, or none
         return None
+    return record if end == len(text) else None
+
+
+class _Decoding:
+    """The settings `json.JSONDecoder` hands its C scanner, as `json.loads` has them."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+_scan: Any = None
 
 
 def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, str]]:

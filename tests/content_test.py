@@ -361,3 +361,48 @@ def test_the_preview_takes_any_pane_width_fzf_may_pass(home):
         done = run_cli("preview", "--shell", "bash", f"claude:{a.session_id}",
                        env={"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": columns})
         assert done.returncode == 0 and "Fix the flaky login test" in done.stdout, (columns, done.stderr)
+
+
+def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, monkeypatch):
+    """A first index of many sessions is read by this process and a forked helper at once."""
+    sessions = claude_home(home, *(f"talk about topic{i} and shared words" for i in range(40)))
+    readers = tmp_path / "readers"
+    read = content._read
+
+    def read_and_note(source, start):  # the helper is forked: it runs this too
+        with readers.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return read(source, start)
+
+    monkeypatch.setattr(content, "_read", read_and_note)
+    monkeypatch.setattr(content, "PARALLEL_FROM", 10)
+    stats, db = refresh(home, monkeypatch)
+    assert stats["sources"] == 40 and stats["messages"] >= 40
+    assert len(readers.read_text().split()) == 40  # each read once
+    if len(os.sched_getaffinity(0)) > 1:
+        assert len(set(readers.read_text().split())) == 2
+    for i in (0, 17, 39):
+        assert found(db, f"topic{i}") == [sessions[i].session_id]
+    assert len(found(db, "shared words")) == 40
+
+
+def test_key_runs_are_the_runs_a_regex_finds():
+    """key_runs finds runs with str.translate and str.find (no `re` on a keystroke); it must
+    agree with the plain definition, for ASCII and for any other text."""
+    definition = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
+    rng = __import__("random").Random(7)
+    alphabet = "aB3_-+/=.~ x\n\t(éü日本"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) if rng.random() < .3 else rng.choice("abXY09")
+                       for _ in range(rng.randint(0, 200)))
+        assert content.key_runs(text) == [m.span() for m in definition.finditer(text)], text
+
+
+def test_records_are_read_as_json_loads_reads_them():
+    from sessidx.conversation import loads
+
+    for line in (b'{"a": [1, 2.5, -1e3, null, true, "\\u00fc x"]}', b' {"a": 1} \n', b"\xef\xbb\xbf{\"b\": 2}",
+                 b'{"a": "\\ud800"}', b"[NaN, Infinity]", b"null"):
+        assert repr(loads(line)) == repr(json.loads(line)), line
+    for broken in (b'{"a": 1} x', b"", b"nope", b"\xff\xfe", b'{"a": "\x01"}', b'{"a": '):
+        assert loads(broken) is None, broken
