@@ -26,7 +26,7 @@ import marshal
 import os
 import time
 
-from sessidx.conversation import by_records, lines_at, loads, messages_from, safe_said
+from sessidx.conversation import by_records, lines_holding, loads, messages_from, safe_said
 from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
@@ -47,7 +47,7 @@ MESSAGE_CAP = 64 * 1024  # what is indexed of one message's text
 # Text per FTS row. Longer rows make a smaller index and a faster search (a word's list holds
 # one entry per row, not per message); a snippet then looks through the row's records for
 # the words, which is what keeps rows this short.
-CHUNK_TEXT = 16 * 1024
+CHUNK_TEXT = 8 * 1024
 # FTS5 buffers this much before writing a segment (its default is 1 MB): fewer, larger
 # segments are written faster and need no merging afterwards (measured: 8 MB, 0.62 s for
 # 52 MB of text, 1 MB and a final 'optimize', 1.4 s).
@@ -733,21 +733,25 @@ def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app
     if not found:
         return []
     ranked = []
-    for source, mtime, meta in db.execute(
-            f"SELECT id, mtime, session FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
+    for source, mtime, key in db.execute(
+            f"SELECT id, mtime, key FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
+        if not app or key.startswith(app + ":"):
+            score, rowid = found[source][0]
+            ranked.append((score, -mtime, rowid, source))
+    ranked.sort()
+    ranked = ranked[:limit]
+    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
+    metas = dict(db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(ranked))})",
+                            [r[3] for r in ranked]))
+    places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(ranked))})",
+                             [r[2] for r in ranked]))
+    hits = []
+    for score, _, rowid, source in ranked:
         try:
-            session = Session(*marshal.loads(meta))
+            session = Session(*marshal.loads(metas[source]))
         except (TypeError, ValueError, EOFError):
             continue  # written by another Python: refreshed on the next search
-        if not app or session.app == app:
-            score, rowid = found[source][0]
-            ranked.append((score, -mtime, rowid, session))
-    ranked.sort(key=lambda r: r[:3])
-    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
-    hits = []
-    for score, _, rowid, session in ranked[:limit]:
-        row = db.execute("SELECT places FROM chunk WHERE id = ?", (rowid,)).fetchone()
-        role, text = best_message(session, marshal.loads(row[0]) if row else [], words)
+        role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], words)
         hits.append(Hit(session, score, snippet_of(text, words, snippet_width), role))
     return hits
 
@@ -761,21 +765,23 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
     app = app_named(session.app)
     if app is None or not places:
         return "", ""
+    first: tuple[str, str] | None = None
     if by_records(app, session.path):
-        lines = lines_at(session.path or "", places)
-        wanted = [w.lower().encode() for w in words]
-        order = sorted(range(len(lines)), key=lambda i: -sum(w in lines[i].lower() for w in wanted))
-        candidates = [safe_said(app, loads(lines[i])) for i in order[:3]]  # escapes (\u00fc) can hide a word
-    else:
-        try:
-            conversation = getattr(app, "conversation")(session)  # noqa: B009 - not every app has it
-        except Exception:
-            return "", ""
-        candidates = [[conversation[p]] for p in places if 0 <= p < len(conversation)]
-    messages = [(role, text) for said in candidates for role, text in said if text.strip()]
-    if not messages:
+        # the best three by a look at their bytes, parsed until one holds a word: JSON escapes
+        # (\u00fc) can hide a word from that look
+        for line in lines_holding(session.path or "", places, [w.lower().encode() for w in words]):
+            messages = [(role, text) for role, text in safe_said(app, loads(line)) if text.strip()]
+            best = max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words), default=None)
+            if best and any(_find(w, best[1]) >= 0 for w in words):
+                return best
+            first = first or best
+        return first or ("", "")
+    try:
+        conversation = getattr(app, "conversation")(session)  # noqa: B009 - not every app has it
+    except Exception:
         return "", ""
-    return max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words))
+    messages = [conversation[p] for p in places if 0 <= p < len(conversation) and conversation[p][1].strip()]
+    return max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words), default=("", ""))
 
 
 def snippet_of(text: str, words: list[str], width: int = 120) -> str:

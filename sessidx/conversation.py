@@ -5,6 +5,8 @@ preview). Imported on every preview, so it loads no `sqlite3`.
 
 from __future__ import annotations
 
+import os
+
 from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
@@ -99,19 +101,35 @@ def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:
         return []
 
 
-def lines_at(path: str, places: Sequence[int]) -> list[bytes]:
-    """The JSONL lines starting at each byte offset in `places` (b"" for one over LINE_CAP)."""
+GLANCE = 8192  # what is read of a record to tell whether it holds a search's words
+
+
+def lines_holding(path: str, places: Sequence[int], words: list[bytes], keep: int = 3) -> list[bytes]:
+    """Of the JSONL records starting at `places`, the whole lines of the `keep` whose first
+    GLANCE bytes hold the most of `words` (lower case), best first: one read of each, and of
+    the chosen ones their rest (a line over LINE_CAP is left out)."""
     from sessidx.readers import open_regular
 
     f = open_regular(path)
     if f is None:
         return []
-    lines = []
     with f:
+        fd = f.fileno()
+        glances = []
         for pos in places:
-            f.seek(pos)
-            line = f.readline(LINE_CAP + 1)
-            lines.append(line if len(line) <= LINE_CAP else b"")
+            glance = os.pread(fd, GLANCE, pos)
+            end = glance.find(b"\n")
+            glances.append((glance[:end], True) if end >= 0 else (glance, False))
+        holds = [sum(map(glance.lower().__contains__, words)) for glance, _ in glances]
+        best = sorted(range(len(places)), key=lambda i: -holds[i])[:keep]
+        lines = []
+        for i in best:
+            line, whole = glances[i]
+            if not whole:  # longer than a glance: the rest of it
+                f.seek(places[i] + len(line))
+                line += f.readline(LINE_CAP + 1 - len(line)).rstrip(b"\n")
+            if len(line) <= LINE_CAP:
+                lines.append(line)
     return lines
 
 
@@ -156,8 +174,6 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
     said: list[tuple[str, str]] = []
     path = session.path or ""
     if by_records(app, path):
-        import os
-
         try:
             size = os.stat(path).st_size
         except OSError:
@@ -178,8 +194,6 @@ PREVIEW_STORE_CAP = 8 * 1024 * 1024  # a document or database read whole (a data
 def _small(path: str) -> bool:
     """A store small enough to read on every arrow key (the preview); the content index reads
     bigger ones once per refresh."""
-    import os
-
     try:
         return os.stat(path).st_size <= PREVIEW_STORE_CAP
     except OSError:
