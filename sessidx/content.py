@@ -462,14 +462,14 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
         cur = db.execute("INSERT INTO source(key, stamp, session, mtime) VALUES (?, '', ?, ?)",
                          (source.key, meta, source.session.mtime))
         return int(cur.lastrowid or 0), 0
-    source_id, _, done, tail = before
+    source_id, stamp, done, tail = before
     db.execute("UPDATE source SET session = ?, mtime = ? WHERE id = ?", (meta, source.session.mtime, source_id))
     # Appends grow a file; one changed without growing was rewritten.
     if source.incremental and done and source.size > done and _bytes_before(source.session.path, done) == tail:
         stats["appended"] += 1
         return source_id, done
     _unlink(db, source_id)
-    stats["reindexed"] += 1
+    stats["reindexed"] += bool(stamp)  # not one planned and never read (an interrupted first index)
     return source_id, 0
 
 

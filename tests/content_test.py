@@ -416,3 +416,35 @@ def test_records_are_read_as_json_loads_reads_them():
         assert repr(loads(line)) == repr(json.loads(line)), line
     for broken in (b'{"a": 1} x', b"", b"nope", b"\xff\xfe", b'{"a": "\x01"}', b'{"a": '):
         assert loads(broken) is None, broken
+
+
+def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkeypatch):
+    """Ctrl-C during a first index (two processes reading): what was committed stays, the
+    helper is gone, and the next refresh reads only the rest."""
+    import multiprocessing
+
+    claude_home(home, *(f"talk about subject{i}" for i in range(30)))
+    read = content._read
+    parent = os.getpid()
+    seen = []
+
+    def interrupted_read(source, start):
+        if os.getpid() == parent:
+            seen.append(source.key)
+            if len(seen) == 5:
+                raise KeyboardInterrupt
+        return read(source, start)
+
+    monkeypatch.setattr(content, "_read", interrupted_read)
+    monkeypatch.setattr(content, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(content, "COMMIT_SECONDS", 0)  # a commit after each session
+    with pytest.raises(KeyboardInterrupt):
+        refresh(home, monkeypatch)
+    assert multiprocessing.active_children() == []
+    db = content.connect(current_env())
+    kept = db.execute("SELECT count(*) FROM source WHERE stamp != ''").fetchone()[0]
+    assert 4 <= kept < 30
+    monkeypatch.setattr(content, "_read", read)
+    stats, db = refresh(home, monkeypatch)
+    assert stats["sources"] == 30 - kept and stats["reindexed"] == 0
+    assert len(found(db, "talk")) == 30
