@@ -54,6 +54,7 @@ CHUNK_TEXT = 8 * 1024
 HASH_SIZE = 8 * 1024 * 1024
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 1.0  # work kept if interrupted
+BULK = 100  # sources to read at once (a first index): FTS5's merging waits, a second process helps
 
 # API keys, tokens and private keys are never indexed nor shown. Every such secret is a long
 # run of key characters, so only those runs are looked at, each judged in Python.
@@ -410,7 +411,7 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     progress = Progress(len(todo), sum(s.size for s in todo))
     if report and todo:
         report(progress)
-    bulk = len(todo) > 100
+    bulk = len(todo) >= BULK
     if bulk:  # no merging while loading: a few large segments search as fast as one
         db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 0)")
     db.execute("BEGIN")
@@ -527,7 +528,6 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
     stats["bytes"] += read
 
 
-PARALLEL_FROM = 100  # sources to read before a second process is worth its start
 
 
 def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
@@ -538,7 +538,7 @@ def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    if len(plans) < PARALLEL_FROM or cores < 2 or not hasattr(os, "fork"):
+    if len(plans) < BULK or cores < 2 or not hasattr(os, "fork"):
         for source, source_id, start in plans:
             yield source, source_id, _read(source, start)
         return

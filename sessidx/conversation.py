@@ -113,23 +113,25 @@ def lines_holding(path: str, places: Sequence[int], words: list[bytes], keep: in
     f = open_regular(path)
     if f is None:
         return []
+    lines = []
     with f:
         fd = f.fileno()
-        glances = []
-        for pos in places:
-            glance = os.pread(fd, GLANCE, pos)
-            end = glance.find(b"\n")
-            glances.append((glance[:end], True) if end >= 0 else (glance, False))
-        holds = [sum(map(glance.lower().__contains__, words)) for glance, _ in glances]
-        best = sorted(range(len(places)), key=lambda i: -holds[i])[:keep]
-        lines = []
-        for i in best:
-            line, whole = glances[i]
-            if not whole:  # longer than a glance: the rest of it
-                f.seek(places[i] + len(line))
-                line += f.readline(LINE_CAP + 1 - len(line)).rstrip(b"\n")
-            if len(line) <= LINE_CAP:
-                lines.append(line)
+        try:
+            glances = []
+            for pos in places:
+                glance = os.pread(fd, GLANCE, pos)
+                end = glance.find(b"\n")
+                glances.append((glance[:end], True) if end >= 0 else (glance, False))
+            holds = [sum(map(glance.lower().__contains__, words)) for glance, _ in glances]
+            for i in sorted(range(len(places)), key=lambda i: -holds[i])[:keep]:
+                line, whole = glances[i]
+                if not whole:  # longer than a glance: the rest of it
+                    f.seek(places[i] + len(line))
+                    line += f.readline(LINE_CAP + 1 - len(line)).rstrip(b"\n")
+                if len(line) <= LINE_CAP:
+                    lines.append(line)
+        except (OSError, ValueError):  # a read error, or an offset past a file that shrank meanwhile
+            return lines
     return lines
 
 
@@ -150,7 +152,7 @@ def loads(line: bytes) -> Any:
     try:
         text = line.decode("utf-8", "surrogatepass").strip().lstrip("\ufeff")
         record, end = _scan(text, 0)
-    except (ValueError, StopIteration):  # broken JSON, or none
+    except (ValueError, StopIteration, RecursionError):  # broken JSON, none, or nested too deep
         return None
     return record if end == len(text) else None
 

@@ -385,7 +385,7 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
         return read(source, start)
 
     monkeypatch.setattr(content, "_read", read_and_note)
-    monkeypatch.setattr(content, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(content, "BULK", 10)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 40 and stats["messages"] >= 40
     assert len(readers.read_text().split()) == 40  # each read once
@@ -414,7 +414,7 @@ def test_records_are_read_as_json_loads_reads_them():
     for line in (b'{"a": [1, 2.5, -1e3, null, true, "\\u00fc x"]}', b' {"a": 1} \n', b"\xef\xbb\xbf{\"b\": 2}",
                  b'{"a": "\\ud800"}', b"[NaN, Infinity]", b"null"):
         assert repr(loads(line)) == repr(json.loads(line)), line
-    for broken in (b'{"a": 1} x', b"", b"nope", b"\xff\xfe", b'{"a": "\x01"}', b'{"a": '):
+    for broken in (b'{"a": 1} x', b"", b"nope", b"\xff\xfe", b'{"a": "\x01"}', b'{"a": ', b"[" * 100_000):
         assert loads(broken) is None, broken
 
 
@@ -436,7 +436,7 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
         return read(source, start)
 
     monkeypatch.setattr(content, "_read", interrupted_read)
-    monkeypatch.setattr(content, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(content, "BULK", 10)
     monkeypatch.setattr(content, "COMMIT_SECONDS", 0)  # a commit after each session
     with pytest.raises(KeyboardInterrupt):
         refresh(home, monkeypatch)
@@ -448,3 +448,22 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 30 - kept and stats["reindexed"] == 0
     assert len(found(db, "talk")) == 30
+
+
+def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatch):
+    """Words in one row rank first; words in different rows of a session are found too, whether
+    a common word is looked up in each candidate or listed whole, ranked or newest first."""
+    monkeypatch.setattr(content, "CHUNK_TEXT", 1)  # a row per record: two records are far apart
+    apart, elsewhere, together = claude_home(home, "alpha words here", "beta only", "alpha and beta together")
+    with transcript(home, apart).open("a") as f:
+        f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "later beta came"}}) + "\n")
+    _, db = refresh(home, monkeypatch)
+    for ranked, ranked_sessions in ((5000, 300), (0, 300), (5000, 0), (0, 0)):
+        monkeypatch.setattr(content, "RANKED", ranked)
+        monkeypatch.setattr(content, "RANKED_SESSIONS", ranked_sessions)
+        ids = found(db, "alpha beta")
+        assert sorted(ids) == sorted([apart.session_id, together.session_id]), (ranked, ranked_sessions)
+        if ranked_sessions:
+            assert ids[0] == together.session_id
+        hit = next(h for h in content.search(db, "alpha beta") if h.session.id == apart.session_id)
+        assert "alpha" in hit.snippet or "beta" in hit.snippet
