@@ -533,23 +533,15 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
 def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
     """Each planned source read, in any order. Many sources (a first index) are read by this
     process and a forked one at once, each taking the next unread source, while this one
-    also writes to SQLite; a few are read here."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    if len(plans) < BULK or cores < 2 or not hasattr(os, "fork"):
+    also writes to SQLite; a few are read here, as are all where no helper can be started."""
+    import queue
+
+    started = _start_helper(plans) if len(plans) >= BULK else None
+    if started is None:
         for source, source_id, start in plans:
             yield source, source_id, _read(source, start)
         return
-    import multiprocessing
-    import queue
-
-    ctx = multiprocessing.get_context("fork")
-    taken = ctx.Value("q", 0)
-    results: Any = ctx.Queue()
-    helper = ctx.Process(target=_helper, args=(plans, taken, results), daemon=True)
-    helper.start()
+    helper, taken, results = started
     helper_done = mine_done = False
     try:
         while not (helper_done and mine_done):
@@ -574,6 +566,24 @@ def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
         if helper.is_alive():
             helper.terminate()
         helper.join()
+
+
+def _start_helper(plans: list[Plan]) -> tuple[Any, Any, Any] | None:
+    """A forked reader of `plans`, with the counter both take from and the queue it hands
+    over on; None with one core, or where fork, shared memory or semaphores are not allowed."""
+    try:
+        if len(os.sched_getaffinity(0)) < 2:
+            return None
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        taken = ctx.Value("q", 0)
+        results = ctx.Queue()
+        helper = ctx.Process(target=_helper, args=(plans, taken, results), daemon=True)
+        helper.start()
+    except (AttributeError, ImportError, OSError, ValueError):
+        return None
+    return helper, taken, results
 
 
 def _take(taken: Any) -> int:

@@ -467,3 +467,17 @@ def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatc
             assert ids[0] == together.session_id
         hit = next(h for h in content.search(db, "alpha beta") if h.session.id == apart.session_id)
         assert "alpha" in hit.snippet or "beta" in hit.snippet
+
+
+def test_a_first_index_is_read_alone_where_no_helper_can_start(home, monkeypatch):
+    """No /dev/shm or no semaphores (a sandbox): the first index is read by this process alone."""
+    import multiprocessing
+
+    def refused(*args, **kwargs):
+        raise OSError(38, "Function not implemented")
+
+    claude_home(home, *(f"talk about item{i}" for i in range(12)))
+    monkeypatch.setattr(content, "BULK", 10)
+    monkeypatch.setattr(multiprocessing, "get_context", refused)
+    stats, db = refresh(home, monkeypatch)
+    assert stats["sources"] == 12 and len(found(db, "talk")) == 12
