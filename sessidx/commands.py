@@ -123,7 +123,7 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
     width = _env_columns(env, "FZF_PREVIEW_COLUMNS", 10) or render.terminal_width(80)
     lines = render.preview(session, plan, detect_shell(shell, env.vars), colour)
-    query = env.get("FZF_QUERY") if (env.get("FZF_PROMPT") or "").startswith("content") else None
+    query = env.get("FZF_QUERY") if render.prompt_state(env.get("FZF_PROMPT"))[0] else None
     if query:
         lines += ["", *_best_hit(env, session, query, width)]
     from sessidx.conversation import recent
@@ -369,15 +369,16 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
 
 def cycle(env: Env, out: Out, what: str) -> int:
     """Ctrl-A (the next app with sessions, then all again) and Ctrl-S (this folder / everywhere)
-    in the picker. The filter lives in fzf's prompt (`codex@here> `, read from FZF_PROMPT); the
-    answer is fzf's actions: the new prompt, a header with the counts, the filtered list."""
-    from sessidx.picker import HEADER, self_command
-
+    in the picker, in either mode. The filters live in fzf's prompt (`codex@here> `,
+    `content:codex> `, read from FZF_PROMPT); the answer is fzf's actions: the new prompt, a
+    header with the counts, the filtered list."""
     if what == "mode":
         return _switch_mode(env, out)
-    name, _, scope = (env.get("FZF_PROMPT") or "").removesuffix("> ").strip().partition("@")
-    app: str | None = name if name in APPS else None
-    here_only = (scope == "here") != (what == "scope")  # Ctrl-S flips it
+    from sessidx.picker import CONTENT_HEADER, HEADER
+
+    content_mode, app, here_only = render.prompt_state(env.get("FZF_PROMPT"))
+    app = app if app in APPS else None
+    here_only = here_only != (what == "scope")  # Ctrl-S flips it
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
     for s in _index(env, refresh=False, announce=False).sessions:
@@ -391,23 +392,34 @@ def cycle(env: Env, out: Out, what: str) -> int:
     status = (f"Ctrl-A app: {app or 'all'}, {counts.get(app, 0) if app else total} of {total}  ·  "
               f"Ctrl-S scope: {'this folder' if here_only else 'everywhere'}  ·  "
               + "  ".join(f"{a} {n}" for a, n in counts.items()))
-    feed = f"{self_command()} lines" + (f" --app {app}" if app else "") + (" --here" if here_only else "")
-    prompt = f"{app or 'session'}{'@here' if here_only else ''}> "
-    # from content mode too: back to fzf's own search over titles
-    out(f"unbind(change)+enable-search+change-prompt({prompt})+change-header({HEADER}\n{render.clean(status)})"
-        f"+reload:{feed}")
+    header = f"{CONTENT_HEADER if content_mode else HEADER}\n{render.clean(status)}"
+    out(f"change-prompt({render.prompt_of(content_mode, app, here_only)})+change-header({header})"
+        f"+reload:{_feed_command(content_mode, app, here_only)}")
     return ExitCode.OK
+
+
+def _feed_command(content_mode: bool, app: str | None, here_only: bool) -> str:
+    """What fzf reloads: the titles with the filters, or the content search (which reads the
+    filters from the prompt, as its reload on every keystroke is fixed when fzf starts)."""
+    from sessidx.picker import self_command
+
+    if content_mode:
+        return f"{self_command()} lines --content {{q}}"
+    return f"{self_command()} lines" + (f" --app {app}" if app else "") + (" --here" if here_only else "")
 
 
 def _switch_mode(env: Env, out: Out) -> int:
     """Ctrl-F: metadata mode (fzf filters the list) <-> content mode (each keystroke asks the
     content index; fzf's own search is off), the fzf idiom of switching ripgrep and fzf modes.
-    Entering content mode starts a background refresh of the index; the list never waits."""
-    from sessidx.picker import CONTENT_HEADER, HEADER, self_command
+    The app and folder filters stay. Entering content mode starts a background refresh of the
+    index; the list never waits."""
+    from sessidx.picker import CONTENT_HEADER, HEADER
 
-    me = self_command()
-    if (env.get("FZF_PROMPT") or "").startswith("content"):
-        out(f"unbind(change)+enable-search+change-prompt(session> )+change-header({HEADER})+reload:{me} lines")
+    content_mode, app, here_only = render.prompt_state(env.get("FZF_PROMPT"))
+    app = app if app in APPS else None
+    if content_mode:
+        out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, here_only)})"
+            f"+change-header({HEADER})+reload:{_feed_command(False, app, here_only)}")
         return ExitCode.OK
     from sessidx import content
 
@@ -415,8 +427,8 @@ def _switch_mode(env: Env, out: Out) -> int:
         out("change-header:content search is off: SESSIDX_CONTENT=0")
         return ExitCode.OK
     content.start_refresh(env)
-    out(f"rebind(change)+disable-search+change-prompt(content> )+change-header({CONTENT_HEADER})"
-        f"+reload:{me} lines --content {{q}}")
+    out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, here_only)})"
+        f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, here_only)}")
     return ExitCode.OK
 
 

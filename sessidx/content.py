@@ -248,8 +248,10 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
         sys.stdout.flush()
         head = None
     wait_for_indexer(env, seconds=120)
+    _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
     try:
-        hits = search(open_index(env), query, limit=30)  # a screenful; typing narrows it
+        hits = search(open_index(env), query, app=app, limit=30,  # a screenful; typing narrows it
+                      folder=os.environ.get("PWD", "") if here else None)
     except SessidxError as exc:
         hits, head = [], (head and f"{head}  ({render.clean(str(exc))})")
     if head is not None:
@@ -679,10 +681,10 @@ _LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
 
 
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
-           session_key: str | None = None, snippet_width: int = 120) -> list[Hit]:
-    """Sessions that said every word of `query`, best first: those where one stretch of the
-    conversation (a row) holds them all, by FTS5's bm25, then those where they are further
-    apart; ties by recency."""
+           session_key: str | None = None, snippet_width: int = 120, folder: str | None = None) -> list[Hit]:
+    """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first:
+    those where one stretch of the conversation (a row) holds them all, by FTS5's bm25, then
+    those where they are further apart; ties by recency."""
     terms = parse_query(query)
     if not terms:
         return []
@@ -699,7 +701,7 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
                 found.setdefault(source, [(0.0, rowid)])  # bm25 is negative: after every ranked one
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
-    return _hits(db, found, app, limit, terms, snippet_width)
+    return _hits(db, found, app, limit, terms, snippet_width, folder)
 
 
 def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int]) -> dict[int, list[tuple[float, int]]]:
@@ -738,7 +740,7 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
 
 
 def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app: str | None, limit: int,
-          terms: list[str], snippet_width: int) -> list[Hit]:
+          terms: list[str], snippet_width: int, folder: str | None = None) -> list[Hit]:
     """The best `limit` sessions, their snippets read from the transcripts."""
     if not found:
         return []
@@ -749,18 +751,26 @@ def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app
             score, rowid = found[source][0]
             ranked.append((score, -mtime, rowid, source))
     ranked.sort()
-    ranked = ranked[:limit]
-    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
-    metas = dict(db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(ranked))})",
-                            [r[3] for r in ranked]))
+    sessions = {}
+    for part in range(0, len(ranked), limit):  # in the folder: sessions are looked at until enough are
+        shown = ranked[part:part + limit]
+        for source, meta in db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(shown))})",
+                                       [r[3] for r in shown]):
+            try:
+                session = Session(*marshal.loads(meta))
+            except (TypeError, ValueError, EOFError):
+                continue  # written by another Python: refreshed on the next search
+            if folder is None or session.cwd == folder:
+                sessions[source] = session
+        if folder is None or len(sessions) >= limit:
+            break
+    ranked = [r for r in ranked if r[3] in sessions][:limit]
     places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(ranked))})",
                              [r[2] for r in ranked]))
+    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
     hits = []
     for score, _, rowid, source in ranked:
-        try:
-            session = Session(*marshal.loads(metas[source]))
-        except (TypeError, ValueError, EOFError):
-            continue  # written by another Python: refreshed on the next search
+        session = sessions[source]
         role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], words)
         hits.append(Hit(session, score, snippet_of(text, words, snippet_width), role))
     return hits

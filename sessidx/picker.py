@@ -11,12 +11,12 @@ import os
 import sys
 
 from sessidx.errors import Cancelled, SessidxError
-from sessidx.render import WIDE
+from sessidx.render import WIDE, prompt_of
 
 HEADER = ("Enter resume · Alt-Enter with the recorded mode · Ctrl-Y copy · Ctrl-A app · Ctrl-S this folder · "
           "Ctrl-F what was said · Esc cancel")
-CONTENT_HEADER = ("Searching what was said: every word, in one session; \"a phrase\" · Enter resume · "
-                  "Ctrl-F back to titles · Esc cancel")
+CONTENT_HEADER = ("What was said: every word, \"a phrase\" · Enter resume · Ctrl-A app · Ctrl-S this folder · "
+                  "Ctrl-F titles · Esc cancel")
 
 
 def fzf_binary(override: str | None) -> str:
@@ -77,7 +77,7 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--height=80%",
         "--min-height=15",
         "--border=top",
-        "--prompt=session> ",
+        f"--prompt={prompt_of(False, None, False)}",
         f"--header={HEADER}" + (f"\n{note}" if note else ""),
         f"--query={query}",
         f"--preview={me} preview --shell {shell} {{1}}",

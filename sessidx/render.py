@@ -386,6 +386,23 @@ def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> l
 
 
 _CONTENT_FOLDER = 28
+CONTENT_PROMPT = "content"
+
+
+def prompt_of(content: bool, app: str | None, here: bool) -> str:
+    """fzf's prompt, which holds the picker's filters (fzf hands it to every command it runs
+    as FZF_PROMPT): `session> `, `codex@here> `, `content> `, `content:codex@here> `."""
+    name = f"{CONTENT_PROMPT}:{app}" if content and app else CONTENT_PROMPT if content else app or "session"
+    return f"{name}{'@here' if here else ''}> "
+
+
+def prompt_state(prompt: str | None) -> tuple[bool, str | None, bool]:
+    """(content mode, app, this folder only) from a prompt made by prompt_of."""
+    name, _, scope = (prompt or "").removesuffix("> ").strip().partition("@")
+    content = name == CONTENT_PROMPT or name.startswith(CONTENT_PROMPT + ":")
+    if content:
+        name = name.partition(":")[2]
+    return content, name if name and name != "session" else None, scope == "here"
 
 
 def content_header() -> str:

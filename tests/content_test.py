@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from homes import ClaudeSession
+from homes import ClaudeSession, CodexThread, write_codex_home
 
 from sessidx import content
 from sessidx.apps import APPS
@@ -481,3 +481,36 @@ def test_a_first_index_is_read_alone_where_no_helper_can_start(home, monkeypatch
     monkeypatch.setattr(multiprocessing, "get_context", refused)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 12 and len(found(db, "talk")) == 12
+
+
+def test_the_prompt_holds_the_pickers_filters():
+    from sessidx.render import prompt_of, prompt_state
+
+    for state in [(c, app, here) for c in (False, True) for app in (None, "codex") for here in (False, True)]:
+        assert prompt_state(prompt_of(*state)) == state, state
+    assert prompt_of(False, None, False) == "session> " and prompt_of(True, "codex", True) == "content:codex@here> "
+
+
+def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, tmp_path):
+    claude_home(home, "the shared kumquat question")
+    here = tmp_path / "here"
+    here.mkdir()
+    write_codex_home(home, [CodexThread(cwd=str(here), title="the shared kumquat thread")])
+    env = {"SESSIDX_HOME": str(home)}
+    run_cli("search", "--refresh", env=env, check=True)
+
+    def rows(prompt: str, pwd: str = "/") -> list[str]:
+        out = run_cli("lines", "--content", "kumquat", env={**env, "FZF_PROMPT": prompt, "PWD": pwd}).stdout
+        return sorted(line.split(":")[0] for line in out.splitlines()[1:])
+
+    assert rows("content> ") == ["claude", "codex"]
+    assert rows("content:codex> ") == ["codex"]
+    assert rows("content@here> ", str(here)) == ["codex"] and rows("content:claude@here> ", str(here)) == []
+    cycled = run_cli("cycle", "app", env={**env, "FZF_PROMPT": "content> "}).stdout
+    assert "change-prompt(content:claude> )" in cycled and cycled.rstrip().endswith("lines --content {q}")
+    scoped = run_cli("cycle", "scope", env={**env, "FZF_PROMPT": "content:codex> ", "PWD": str(here)}).stdout
+    assert "change-prompt(content:codex@here> )" in scoped and "Ctrl-S scope: this folder" in scoped
+    to_titles = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "content:codex@here> "}).stdout
+    assert "change-prompt(codex@here> )" in to_titles and to_titles.rstrip().endswith("lines --app codex --here")
+    to_content = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "codex> "}).stdout
+    assert "change-prompt(content:codex> )" in to_content and "rebind(change)" in to_content

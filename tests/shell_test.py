@@ -598,6 +598,9 @@ def test_ctrl_f_finds_a_session_by_what_was_said_and_resumes_it(shell, home, tmp
     # one row, and the preview showing the hit in context
     shell.tmux.until(lambda sc: "upstream" in sc and re.search(r"(?m)^\s*1/1\b", sc) is not None
                      and "best match" in sc, "the one session that said it")
+    shell.tmux.send("C-a")  # Claude's sessions only: the same one, the query kept
+    shell.tmux.until(lambda sc: "content:claude>" in sc and "upstream" in sc and "Ctrl-A app: claude" in sc,
+                     "content mode, narrowed to Claude")
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
     argv, cwd = recorded(shell.stubs, "claude")
