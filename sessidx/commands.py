@@ -318,9 +318,10 @@ def _progress_bar(progress: Any) -> None:
 
     done_mb, total_mb = progress.done_bytes / 2**20, progress.total_bytes / 2**20
     elapsed = time.monotonic() - progress.started
-    left = elapsed * (progress.total_bytes - progress.done_bytes) / progress.done_bytes if progress.done_bytes else 0
+    left = elapsed * (progress.total_bytes - progress.done_bytes) / max(progress.done_bytes, 1)
     sys.stderr.write(f"\rindexing what was said: {progress.done_sources}/{progress.sources} sessions, "
-                     f"{done_mb:.0f}/{total_mb:.0f} MB, about {left:.0f} s left \x1b[K")
+                     f"{done_mb:.0f}/{total_mb:.0f} MB" + (f", about {left:.0f} s left" if progress.done_bytes else "")
+                     + " \x1b[K")
     sys.stderr.flush()
 
 
@@ -342,14 +343,16 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         if tty:
             _progress_bar(progress)
 
+    interrupted = False
     try:
         done = refresh_content(env, db, report, announce=not refresh_only)
     except KeyboardInterrupt:
-        render.warn("\ninterrupted: what was indexed is kept, and the next search goes on from there")
+        done, interrupted = None, True
+    if tty:
+        sys.stderr.write("\r\x1b[K")  # the progress line goes
+    if interrupted:
+        render.warn("interrupted: what was indexed is kept, and the next search goes on from there")
         return ExitCode.CANCELLED
-    finally:
-        if tty:
-            sys.stderr.write("\r\x1b[K")
     if refresh_only:
         return ExitCode.OK
     if done is None:

@@ -514,3 +514,30 @@ def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, t
     assert "change-prompt(codex@here> )" in to_titles and to_titles.rstrip().endswith("lines --app codex --here")
     to_content = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "codex> "}).stdout
     assert "change-prompt(content:codex> )" in to_content and "rebind(change)" in to_content
+
+
+def test_a_first_search_on_a_terminal_shows_its_progress_then_clears_it(home):
+    """The progress line (sessions, MB) is drawn on stderr when it is a terminal, and wiped
+    before the results."""
+    import pty
+    import subprocess
+    import sys
+
+    claude_home(home, "Fix the flaky login test", "Draft the release notes", "Tune the flaky cache")
+    leader, follower = pty.openpty()
+    done = subprocess.run([sys.executable, "-m", "sessidx", "search", "flaky"], stdout=subprocess.PIPE,
+                          stderr=follower, env={**os.environ, "SESSIDX_HOME": str(home)}, timeout=60)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the terminal's other end is closed: all was read
+            break
+        if not data:
+            break
+        shown += data
+    os.close(leader)
+    assert done.returncode == 0 and done.stdout.count(b"flaky") == 2
+    assert b"indexing what was said: 0/3 sessions" in shown and b"3/3 sessions" in shown
+    assert shown.rstrip().endswith(b"\r\x1b[K") and b"Traceback" not in shown
