@@ -57,3 +57,43 @@ def test_the_launcher_imports_nothing_heavy_either(home):
     loaded = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "sessidx.commands" in loaded  # the probe sees sessidx's own imports
     assert loaded & HEAVY == set()
+
+
+def test_a_content_keystroke_loads_neither_json_nor_re(home):
+    """Each keystroke in content mode starts `lines --content`: it parses its hits' records with
+    `_json`'s scanner and finds secrets without a regex. (functools and collections come with
+    `_sqlite3` itself.)"""
+    ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
+    assert loaded_by("search", "--refresh") is not None
+    loaded = loaded_by("lines", "--content", "flaky login")
+    assert "sessidx.content" in loaded and loaded & HEAVY - {"functools", "collections", "types"} == set()
+
+
+def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
+    """`sessidx pick`, as the widgets run it (on a terminal, SESSIDX_SHELL set), up to fzf
+    and back from its Esc: fzf is started without `subprocess` (which loads `re` and `locale`)."""
+    import os
+    import pty
+
+    ClaudeSession(cwd="/w").write(home)
+    assert loaded_by("build")
+    fzf = tmp_path / "fzf"
+    fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")  # reads the rows, then Esc
+    fzf.chmod(0o755)
+    env = {**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)}
+    probe = PROBE.replace("main(sys.argv[1:])", "exit_code = main(sys.argv[1:])")  # Esc: not an error
+    pid, terminal = pty.fork()  # a terminal of its own: the picker draws only on one
+    if pid == 0:
+        os.execve(sys.executable, [sys.executable, "-c", probe, "pick"], env)
+    shown = b""
+    while True:
+        try:
+            data = os.read(terminal, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        shown += data
+    os.waitpid(pid, 0)
+    loaded = set(shown.decode().split())
+    assert "sessidx.picker" in loaded and loaded & HEAVY == set(), shown
