@@ -675,7 +675,7 @@ def parse_query(query: str) -> list[str]:
 
 
 RANKED = 5000  # more rows than this hold a word: too common to look it up session by session
-RANKED_SESSIONS = 300  # more sessions than this said it: too common to rank by; newest first then
+RANKED_ROWS = 1000  # more rows than this hold every word: too common to rank by; newest first then
 # FTS rows with their session; a row of no chunk is dead (its source was read again or is gone)
 _LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
 
@@ -695,7 +695,7 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
             return []
         scope, scope_params = " AND c.source = ?", [row[0]]
     try:
-        found = _together(db, " AND ".join(terms), scope, scope_params)
+        found = _together(db, " AND ".join(terms), scope, scope_params, app, None if folder else limit)
         if len(terms) > 1 and len(found) < limit:
             for source, rowid in _spread(db, terms, scope, scope_params).items():
                 found.setdefault(source, [(0.0, rowid)])  # bm25 is negative: after every ranked one
@@ -704,13 +704,19 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
     return _hits(db, found, app, limit, terms, snippet_width, folder)
 
 
-def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int]) -> dict[int, list[tuple[float, int]]]:
-    """Per source, its rows holding every word, best first (by bm25 unless too common)."""
-    # One scan for the sessions (each with its newest row); a second, ranked by bm25, only
-    # when few sessions said it, since a common word ranks nothing.
-    newest = db.execute(f"SELECT c.source, max(said.rowid) {_LIVE}{scope} GROUP BY 1", [match, *params]).fetchall()
-    if len(newest) > RANKED_SESSIONS:
-        return {source: [(0.0, rowid)] for source, rowid in newest}
+def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
+              limit: int | None) -> dict[int, list[tuple[float, int]]]:
+    """Per source, its rows holding every word, best first, by bm25. Words too common to rank
+    by: the `limit` newest sessions holding them (of `app`), each with its newest row."""
+    (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
+    if rows > RANKED_ROWS and not scope:
+        # in SQL, not Python: at 10,000 sessions a common word is in most of them
+        only_app = " WHERE s.key >= ? AND s.key < ?" if app else ""  # `app:` up to `app;`, the next character
+        newest = db.execute(
+            f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
+            f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC" + (" LIMIT ?" if limit else ""),
+            [match, *([f"{app}:", f"{app};"] if app else []), *([limit] if limit else [])])
+        return {source: [(0.0, row)] for source, row in newest}
     found: dict[int, list[tuple[float, int]]] = {}
     for score, rowid, source in db.execute(f"SELECT bm25(said), said.rowid, c.source {_LIVE}{scope} ORDER BY rank",
                                            [match, *params]):

@@ -458,12 +458,12 @@ def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatc
     with transcript(home, apart).open("a") as f:
         f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "later beta came"}}) + "\n")
     _, db = refresh(home, monkeypatch)
-    for ranked, ranked_sessions in ((5000, 300), (0, 300), (5000, 0), (0, 0)):
+    for ranked, ranked_rows in ((5000, 1000), (0, 1000), (5000, 0), (0, 0)):
         monkeypatch.setattr(content, "RANKED", ranked)
-        monkeypatch.setattr(content, "RANKED_SESSIONS", ranked_sessions)
+        monkeypatch.setattr(content, "RANKED_ROWS", ranked_rows)
         ids = found(db, "alpha beta")
-        assert sorted(ids) == sorted([apart.session_id, together.session_id]), (ranked, ranked_sessions)
-        if ranked_sessions:
+        assert sorted(ids) == sorted([apart.session_id, together.session_id]), (ranked, ranked_rows)
+        if ranked_rows:
             assert ids[0] == together.session_id
         hit = next(h for h in content.search(db, "alpha beta") if h.session.id == apart.session_id)
         assert "alpha" in hit.snippet or "beta" in hit.snippet
