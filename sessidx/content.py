@@ -712,10 +712,11 @@ def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int],
     if rows > RANKED_ROWS and not scope:
         # in SQL, not Python: at 10,000 sessions a common word is in most of them
         only_app = " WHERE s.key >= ? AND s.key < ?" if app else ""  # `app:` up to `app;`, the next character
+        bounds = [f"{app}:", f"{app};"] if app else []
         newest = db.execute(
             f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
-            f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC" + (" LIMIT ?" if limit else ""),
-            [match, *([f"{app}:", f"{app};"] if app else []), *([limit] if limit else [])])
+            f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC"
+            + (" LIMIT ?" if limit else ""), [match, *bounds, *([limit] if limit else [])])
         return {source: [(0.0, row)] for source, row in newest}
     found: dict[int, list[tuple[float, int]]] = {}
     for score, rowid, source in db.execute(f"SELECT bm25(said), said.rowid, c.source {_LIVE}{scope} ORDER BY rank",
