@@ -541,3 +541,15 @@ def test_a_first_search_on_a_terminal_shows_its_progress_then_clears_it(home):
     assert done.returncode == 0 and done.stdout.count(b"flaky") == 2
     assert b"indexing what was said: 0/3 sessions" in shown and b"3/3 sessions" in shown
     assert shown.rstrip().endswith(b"\r\x1b[K") and b"Traceback" not in shown
+
+
+def test_a_common_word_is_listed_newest_first_within_the_app_asked(home, monkeypatch):
+    claude_home(home, "the shared kumquat question", "an older kumquat question")
+    write_codex_home(home, [CodexThread(cwd="/w/codex", title="the shared kumquat thread")])
+    _, db = refresh(home, monkeypatch)
+    monkeypatch.setattr(content, "RANKED_ROWS", 0)  # every word counts as common: newest first, in SQL
+    assert [h.session.app for h in content.search(db, "kumquat", app="codex")] == ["codex"]
+    claude = content.search(db, "kumquat", app="claude")
+    assert [h.session.app for h in claude] == ["claude", "claude"]
+    assert claude[0].session.mtime >= claude[1].session.mtime
+    assert len(content.search(db, "kumquat", limit=2)) == 2 and len(content.search(db, "kumquat")) == 3
