@@ -102,12 +102,14 @@ def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:
 
 
 GLANCE = 8192  # what is read of a record to tell whether it holds a search's words
+LONG_LOOK = 4 * 1024 * 1024  # what is read in all of long records when no glance held a word
 
 
 def lines_holding(path: str, places: Sequence[int], words: list[bytes], keep: int = 3) -> list[bytes]:
-    """Of the JSONL records starting at `places`, the whole lines of the `keep` whose first
-    GLANCE bytes hold the most of `words` (lower case), best first: one read of each, and of
-    the chosen ones their rest (a line over LINE_CAP is left out)."""
+    """Of the JSONL records starting at `places`, the whole lines of the `keep` that hold the
+    most of `words` (lower case), best first. Each is glanced at (its first GLANCE bytes);
+    only when no glance holds a word are the long ones read on, LONG_LOOK bytes in all.
+    A line over LINE_CAP is left out."""
     from sessidx.readers import open_regular
 
     f = open_regular(path)
@@ -115,24 +117,39 @@ def lines_holding(path: str, places: Sequence[int], words: list[bytes], keep: in
         return []
     lines = []
     with f:
-        fd = f.fileno()
         try:
-            glances = []
-            for pos in places:
-                glance = os.pread(fd, GLANCE, pos)
-                end = glance.find(b"\n")
-                glances.append((glance[:end], True) if end >= 0 else (glance, False))
-            holds = [sum(map(glance.lower().__contains__, words)) for glance, _ in glances]
+            glances = [_glance(f, pos) for pos in places]
+            holds = [sum(map(line.lower().__contains__, words)) for line, _ in glances]
+            budget = LONG_LOOK
+            for i, (line, whole) in enumerate(glances):
+                if any(holds) or budget <= 0:
+                    break
+                if not whole:  # the word may be further on: this record's rest
+                    glances[i] = _rest(f, places[i], line, min(budget, LINE_CAP + 1))
+                    holds[i] = sum(map(glances[i][0].lower().__contains__, words))
+                    budget -= len(glances[i][0])
             for i in sorted(range(len(places)), key=lambda i: -holds[i])[:keep]:
-                line, whole = glances[i]
-                if not whole:  # longer than a glance: the rest of it
-                    f.seek(places[i] + len(line))
-                    line += f.readline(LINE_CAP + 1 - len(line)).rstrip(b"\n")
-                if len(line) <= LINE_CAP:
+                line, whole = glances[i] if glances[i][1] else _rest(f, places[i], glances[i][0], LINE_CAP + 1)
+                if whole:
                     lines.append(line)
         except (OSError, ValueError):  # a read error, or an offset past a file that shrank meanwhile
             return lines
     return lines
+
+
+def _glance(f: Any, pos: int) -> tuple[bytes, bool]:
+    """The first GLANCE bytes of the line at `pos`, and whether that is all of it."""
+    glance = os.pread(f.fileno(), GLANCE, pos)
+    end = glance.find(b"\n")
+    return (glance[:end], True) if end >= 0 else (glance, False)
+
+
+def _rest(f: Any, pos: int, start: bytes, most: int) -> tuple[bytes, bool]:
+    """The line at `pos` whose first bytes are `start`, read on to `most` bytes in all, and
+    whether that is all of it."""
+    f.seek(pos + len(start))
+    line = start + f.readline(max(0, most - len(start)))
+    return (line[:-1], True) if line.endswith(b"\n") else (line, False)
 
 
 def loads(line: bytes) -> Any:

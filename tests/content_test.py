@@ -553,3 +553,15 @@ def test_a_common_word_is_listed_newest_first_within_the_app_asked(home, monkeyp
     assert [h.session.app for h in claude] == ["claude", "claude"]
     assert claude[0].session.mtime >= claude[1].session.mtime
     assert len(content.search(db, "kumquat", limit=2)) == 2 and len(content.search(db, "kumquat")) == 3
+
+
+def test_a_word_far_into_a_long_message_is_shown_in_its_snippet(home, monkeypatch):
+    """A glance (the first 8 KiB of each record) does not hold the word: the long records are
+    read on, and the snippet shows it."""
+    (a,) = claude_home(home, "A short opening question")
+    with transcript(home, a).open("a") as f:
+        for text in (*(f"a short note {i}" for i in range(4)), "padding " * 1500 + "the zanzibarword at last"):
+            f.write(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n")
+    _, db = refresh(home, monkeypatch)
+    (hit,) = content.search(db, "zanzibarword")
+    assert "zanzibarword" in hit.snippet and hit.role == "user"
