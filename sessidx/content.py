@@ -26,8 +26,9 @@ import marshal
 import os
 import time
 
-from sessidx.conversation import by_records, lines_holding, loads, messages_from, safe_said
+from sessidx.conversation import by_records, lines_holding, messages_from, safe_said
 from sessidx.model import Session
+from sessidx.readers import json_value
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -797,7 +798,7 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
         # the best three by a look at their bytes, parsed until one holds a word: JSON escapes
         # (\u00fc) can hide a word from that look
         for line in lines_holding(session.path or "", places, [w.lower().encode() for w in words]):
-            messages = [(role, text) for role, text in safe_said(app, loads(line)) if text.strip()]
+            messages = [(role, text) for role, text in safe_said(app, json_value(line)) if text.strip()]
             best = max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words), default=None)
             if best and any(_find(w, best[1]) >= 0 for w in words):
                 return best

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from sessidx.model import Session
+from sessidx.readers import json_value
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
                 window = min(nl, begin + MARKER_WINDOW)
                 if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers) and not (
                         skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip)):
-                    record = loads(buf[begin:nl])  # None for a broken line: the rest is still read
+                    record = json_value(buf[begin:nl])  # None for a broken line: the rest is still read
                     if record is not None:
                         yield pos + begin, record
                 skipping = False
@@ -150,42 +151,6 @@ def _rest(f: Any, pos: int, start: bytes, most: int) -> tuple[bytes, bool]:
     f.seek(pos + len(start))
     line = start + f.readline(max(0, most - len(start)))
     return (line[:-1], True) if line.endswith(b"\n") else (line, False)
-
-
-def loads(line: bytes) -> Any:
-    """A JSON record, or None. What `json.loads` does for one line, with its C scanner alone:
-    the `json` package loads `re` and `enum`, 4 ms that a keystroke in the picker need not pay."""
-    global _scan
-    if _scan is None:
-        try:
-            from _json import make_scanner
-        except ImportError:  # an interpreter without it
-            from json import JSONDecoder
-            from json.scanner import make_scanner as json_scanner
-
-            _scan = json_scanner(JSONDecoder())  # type: ignore[arg-type]  # the scanner of either
-        else:
-            _scan = make_scanner(_Decoding())  # type: ignore[arg-type]  # it reads these attributes only
-    try:
-        text = line.decode("utf-8", "surrogatepass").strip().lstrip("\ufeff")
-        record, end = _scan(text, 0)
-    except (ValueError, StopIteration, RecursionError):  # broken JSON, none, or nested too deep
-        return None
-    return record if end == len(text) else None
-
-
-class _Decoding:
-    """The settings `json.JSONDecoder` hands its C scanner, as `json.loads` has them."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-
-
-_scan: Any = None
 
 
 def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, str]]:

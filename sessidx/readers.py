@@ -60,13 +60,50 @@ def _json() -> Any:
 
 def parse_record(line: bytes | bytearray) -> Record | None:
     """One JSON object from one line, or None for anything else (junk, arrays, bad UTF-8)."""
-    if line.startswith(_BOM):
-        line = line[3:]
-    try:
-        value = _json().loads(line)
-    except (ValueError, RecursionError):
-        return None
+    value = json_value(line)
     return value if isinstance(value, dict) else None
+
+
+def json_value(data: bytes | bytearray | str) -> Any:
+    """What `json.loads` makes of UTF-8 `data` (a BOM allowed), or None when it is not JSON
+    (broken, nested too deep). It calls json's C scanner itself: the `json` package loads `re`
+    and `enum`, 4 ms that a keystroke in the picker need not pay."""
+    global _scan
+    if _scan is None:
+        try:
+            from _json import make_scanner
+        except ImportError:  # an interpreter without it
+            from json import JSONDecoder
+            from json.scanner import make_scanner as json_scanner
+
+            _scan = json_scanner(JSONDecoder())  # type: ignore[arg-type]  # the scanner of either
+        else:
+            _scan = make_scanner(_Decoding())  # type: ignore[arg-type]  # it reads these attributes only
+    try:
+        if not isinstance(data, str):
+            data = (data[3:] if data.startswith(_BOM) else data).decode("utf-8", "surrogatepass")
+        text = data.strip(" \t\n\r")  # JSON's own white space, no other
+        value, end = _scan(text, 0)
+    # Broken JSON, none, or nested too deep. SystemError: the C scanner reports most errors as
+    # json.decoder's JSONDecodeError, which it looks up among the loaded modules without
+    # loading it (Python 3.11); with `json` not loaded it raises SystemError instead.
+    except (ValueError, StopIteration, RecursionError, SystemError):
+        return None
+    return value if end == len(text) else None
+
+
+class _Decoding:
+    """The settings `json.JSONDecoder` hands its C scanner, as `json.loads` has them."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+_scan: Any = None
 
 
 def _head_lines(f: BufferedReader, max_lines: int, line_cap: int, start: int | None = None,

@@ -409,12 +409,13 @@ def test_key_runs_are_the_runs_a_regex_finds():
 
 
 def test_records_are_read_as_json_loads_reads_them():
-    from sessidx.conversation import loads
+    from sessidx.readers import json_value as loads
 
     for line in (b'{"a": [1, 2.5, -1e3, null, true, "\\u00fc x"]}', b' {"a": 1} \n', b"\xef\xbb\xbf{\"b\": 2}",
-                 b'{"a": "\\ud800"}', b"[NaN, Infinity]", b"null"):
+                 b'{"a": "\\ud800"}', b"[NaN, Infinity]", b"null", b"\xef\xbb\xbf {\"b\": 2}", '{"s": "str"}'):
         assert repr(loads(line)) == repr(json.loads(line)), line
-    for broken in (b'{"a": 1} x', b"", b"nope", b"\xff\xfe", b'{"a": "\x01"}', b'{"a": ', b"[" * 100_000):
+    for broken in (b'{"a": 1} x', b"", b"nope", b"\xff\xfe", b'{"a": "\x01"}', b'{"a": ', b"[" * 100_000,
+                   b'\x0c{"a": 1}', '\ufeff{"a": 1}'):
         assert loads(broken) is None, broken
 
 
@@ -565,3 +566,23 @@ def test_a_word_far_into_a_long_message_is_shown_in_its_snippet(home, monkeypatc
     _, db = refresh(home, monkeypatch)
     (hit,) = content.search(db, "zanzibarword")
     assert "zanzibarword" in hit.snippet and hit.role == "user"
+
+
+def test_broken_lines_are_skipped_where_json_was_never_loaded(home):
+    """The C scanner raises its errors through `json.decoder`, found only if already loaded: a
+    process that never loaded `json` (a warm list, then the index) must skip them all the same."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from sessidx.readers import json_value; "
+             "print([json_value(b) for b in (b'{\"trunc', b'{\"a\": \"\\x01\"}', b'{\"a\" 1}', b'[1,]')], "
+             "'json' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("]")[0] == "[None, None, None, None" and done.stdout.strip().endswith("False"), done
+    (a,) = claude_home(home, "Fix the flaky login test")
+    with transcript(home, a).open("a") as f:
+        f.write('{"type": "user", "message": {"role": "user", "content": "half a line\n{"type": "user", "trunc\n')
+    env = {"SESSIDX_HOME": str(home)}
+    run_cli("build", env=env, check=True)  # warm: the search's own list parses nothing
+    found = run_cli("search", "flaky", env=env)
+    assert found.returncode == 0 and "Traceback" not in found.stderr and "flaky" in found.stdout, found.stderr

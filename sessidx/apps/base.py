@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from sessidx.model import Fields
-from sessidx.readers import files, is_wrapper, stamp
+from sessidx.readers import files, is_wrapper, json_value, stamp
 
 TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
 if TYPE_CHECKING:
@@ -250,12 +250,7 @@ def said_in(role: Any, content: Any) -> list[tuple[str, str]]:
 def tool_words(arguments: Any) -> list[str]:
     """A tool call's command, path, pattern or URL (each short): what it did, in searchable words."""
     if isinstance(arguments, str):
-        try:
-            import json
-
-            arguments = json.loads(arguments)
-        except ValueError:
-            return []
+        arguments = json_value(arguments)
     if not isinstance(arguments, dict):
         return []
     words = []
