@@ -40,9 +40,13 @@ def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool
     return index
 
 
-def _select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:
+def _check_app(app: str | None) -> None:
     if app is not None and app not in APPS:
         raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+
+
+def _select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:
+    _check_app(app)
     chosen = [s for s in sessions if (app is None or s.app == app) and (archived or not s.archived)]
     if not query:
         return chosen
@@ -333,8 +337,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     if drop:
         render.warn("content index deleted" if content.drop(env) else "there was no content index")
         return ExitCode.OK
-    if app is not None and app not in APPS:
-        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+    _check_app(app)
     db = content.open_index(env)
     tty = sys.stderr.isatty() and not refresh_only
 
@@ -379,8 +382,7 @@ def cycle(env: Env, out: Out, what: str) -> int:
         return _switch_mode(env, out)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, here_only = render.prompt_state(env.get("FZF_PROMPT"))
-    app = app if app in APPS else None
+    content_mode, app, here_only = _picker_filters(env)
     here_only = here_only != (what == "scope")  # Ctrl-S flips it
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
@@ -401,6 +403,12 @@ def cycle(env: Env, out: Out, what: str) -> int:
     return ExitCode.OK
 
 
+def _picker_filters(env: Env) -> tuple[bool, str | None, bool]:
+    """(content mode, app, this folder only) as fzf's prompt holds them; an app not known is none."""
+    content_mode, app, here_only = render.prompt_state(env.get("FZF_PROMPT"))
+    return content_mode, app if app in APPS else None, here_only
+
+
 def _feed_command(content_mode: bool, app: str | None, here_only: bool) -> str:
     """What fzf reloads: the titles with the filters, or the content search (which reads the
     filters from the prompt, as its reload on every keystroke is fixed when fzf starts)."""
@@ -418,8 +426,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     index; the list never waits."""
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, here_only = render.prompt_state(env.get("FZF_PROMPT"))
-    app = app if app in APPS else None
+    content_mode, app, here_only = _picker_filters(env)
     if content_mode:
         out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, here_only)})"
             f"+change-header({HEADER})+reload:{_feed_command(False, app, here_only)}")

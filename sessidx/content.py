@@ -258,7 +258,7 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     if head is not None:
         out(head + ("  (no session says that)" if not hits and query.strip() else ""))
     words = words_of(query)
-    rows = [f"{h.session.app}:{h.session.id}\t{render.content_row(h.session, h.snippet, words)}" for h in hits]
+    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words)}" for h in hits]
     if rows:
         out("\n".join(rows))
     return 0
@@ -531,8 +531,6 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
     stats["bytes"] += read
 
 
-
-
 def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
     """Each planned source read, in any order. Many sources (a first index) are read by this
     process and a forked one at once, each taking the next unread source, while this one
@@ -699,15 +697,15 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
         found = _together(db, " AND ".join(terms), scope, scope_params, app, None if folder else limit)
         if len(terms) > 1 and len(found) < limit:
             for source, rowid in _spread(db, terms, scope, scope_params).items():
-                found.setdefault(source, [(0.0, rowid)])  # bm25 is negative: after every ranked one
+                found.setdefault(source, (0.0, rowid))  # bm25 is negative: after every ranked one
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
     return _hits(db, found, app, limit, terms, snippet_width, folder)
 
 
 def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
-              limit: int | None) -> dict[int, list[tuple[float, int]]]:
-    """Per source, its rows holding every word, best first, by bm25. Words too common to rank
+              limit: int | None) -> dict[int, tuple[float, int]]:
+    """Per source, its best row holding every word, with its bm25 score. Words too common to rank
     by: the `limit` newest sessions holding them (of `app`), each with its newest row."""
     (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
     if rows > RANKED_ROWS and not scope:
@@ -718,11 +716,11 @@ def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int],
             f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
             f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC"
             + (" LIMIT ?" if limit else ""), [match, *bounds, *([limit] if limit else [])])
-        return {source: [(0.0, row)] for source, row in newest}
-    found: dict[int, list[tuple[float, int]]] = {}
+        return {source: (0.0, row) for source, row in newest}
+    found: dict[int, tuple[float, int]] = {}
     for score, rowid, source in db.execute(f"SELECT bm25(said), said.rowid, c.source {_LIVE}{scope} ORDER BY rank",
                                            [match, *params]):
-        found.setdefault(source, []).append((score, rowid))
+        found.setdefault(source, (score, rowid))  # best first
     return found
 
 
@@ -747,7 +745,7 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
     return candidates
 
 
-def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app: str | None, limit: int,
+def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str | None, limit: int,
           terms: list[str], snippet_width: int, folder: str | None = None) -> list[Hit]:
     """The best `limit` sessions, their snippets read from the transcripts."""
     if not found:
@@ -756,7 +754,7 @@ def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app
     for source, mtime, key in db.execute(
             f"SELECT id, mtime, key FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
         if not app or key.startswith(app + ":"):
-            score, rowid = found[source][0]
+            score, rowid = found[source]
             ranked.append((score, -mtime, rowid, source))
     ranked.sort()
     sessions = {}
@@ -775,7 +773,7 @@ def _hits(db: sqlite3.Connection, found: dict[int, list[tuple[float, int]]], app
     ranked = [r for r in ranked if r[3] in sessions][:limit]
     places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(ranked))})",
                              [r[2] for r in ranked]))
-    words = [w.strip('"* ') for t in terms for w in t.strip('"* ').split()]
+    words = _plain_words(terms)
     hits = []
     for score, _, rowid, source in ranked:
         session = sessions[source]
@@ -799,8 +797,8 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
         # (\u00fc) can hide a word from that look
         for line in lines_holding(session.path or "", places, [w.lower().encode() for w in words]):
             messages = [(role, text) for role, text in safe_said(app, json_value(line)) if text.strip()]
-            best = max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words), default=None)
-            if best and any(_find(w, best[1]) >= 0 for w in words):
+            best = max(messages, key=lambda m: _holding(m[1], words), default=None)
+            if best and _holding(best[1], words):
                 return best
             first = first or best
         return first or ("", "")
@@ -809,7 +807,12 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
     except Exception:
         return "", ""
     messages = [conversation[p] for p in places if 0 <= p < len(conversation) and conversation[p][1].strip()]
-    return max(messages, key=lambda m: sum(_find(w, m[1]) >= 0 for w in words), default=("", ""))
+    return max(messages, key=lambda m: _holding(m[1], words), default=("", ""))
+
+
+def _holding(text: str, words: list[str]) -> int:
+    """How many of `words` `text` holds."""
+    return sum(_find(w, text) >= 0 for w in words)
 
 
 def snippet_of(text: str, words: list[str], width: int = 120) -> str:
@@ -841,7 +844,12 @@ def _fold(text: str) -> str:
 
 def words_of(query: str) -> list[str]:
     """The plain words of a query, for highlighting."""
-    return [w.strip('"* ') for t in parse_query(query) for w in t.strip('"* ').split() if w]
+    return _plain_words(parse_query(query))
+
+
+def _plain_words(terms: list[str]) -> list[str]:
+    """The words of parse_query's phrases, without their quotes and prefix stars."""
+    return [w for t in terms for w in t.strip('"* ').split()]
 
 
 def _rebuild_if_mostly_dead(db: sqlite3.Connection, force: bool = False) -> None:

@@ -118,16 +118,19 @@ def lines_holding(path: str, places: Sequence[int], words: list[bytes], keep: in
         return []
     lines = []
     with f:
+        def holding(line: bytes) -> int:
+            return sum(map(line.lower().__contains__, words))
+
         try:
             glances = [_glance(f, pos) for pos in places]
-            holds = [sum(map(line.lower().__contains__, words)) for line, _ in glances]
+            holds = [holding(line) for line, _ in glances]
             budget = LONG_LOOK
             for i, (line, whole) in enumerate(glances):
                 if any(holds) or budget <= 0:
                     break
                 if not whole:  # the word may be further on: this record's rest
                     glances[i] = _rest(f, places[i], line, min(budget, LINE_CAP + 1))
-                    holds[i] = sum(map(glances[i][0].lower().__contains__, words))
+                    holds[i] = holding(glances[i][0])
                     budget -= len(glances[i][0])
             for i in sorted(range(len(places)), key=lambda i: -holds[i])[:keep]:
                 line, whole = glances[i] if glances[i][1] else _rest(f, places[i], glances[i][0], LINE_CAP + 1)
