@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         #   which a line must hold to be parsed at all (the rest is skipped unread);
         # - other apps: the whole conversation of one session.
         # said(self, record: dict[str, Any]) -> list[tuple[str, str]]
-        # said_markers: tuple[bytes, ...]
+        # said_markers: tuple[bytes, ...]  (json_markers makes them)
         # said_skip: tuple[bytes, ...]  (optional: a long line showing one is a tool's output, skipped unparsed)
         # conversation(self, session: Session) -> list[tuple[str, str]]
 
@@ -199,6 +199,12 @@ def carry_or_override(b: ArgvBuilder, recorded: str | None, strict: set[str], al
     if recorded is not None:
         b.hold_back(flag, recorded, loose_reason(b.plan.argv[0], default, b.cli.version))
     b.safety(flag, override)
+
+
+def json_markers(key: str, *values: str) -> tuple[bytes, ...]:
+    """`said_markers` for records whose `key` is one of `values`, as the CLIs write them: with
+    and without a space after the colon."""
+    return tuple(f'"{key}":{space}"{value}"'.encode() for value in values for space in ("", " "))
 
 
 DOCUMENT_CAP = 64 * 1024 * 1024  # a session document read whole for its conversation

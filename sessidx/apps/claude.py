@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, one, said_in, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, json_markers, one, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -186,7 +186,7 @@ class Claude:
                 else:
                     yield Source(path, st + _NO_SIDECAR, _load_one, path, folder_name, "")
 
-    said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"assistant"', b'"type": "assistant"')
+    said_markers = json_markers("type", "user", "assistant")
 
     said_skip = (b'"tool_result"',)
 

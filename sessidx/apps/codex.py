@@ -16,6 +16,7 @@ from sessidx.apps.base import (
     Source,
     SourceError,
     carry_or_override,
+    json_markers,
     one,
     read_table,
     report,
@@ -280,7 +281,7 @@ class Codex:
             if source is not None:
                 yield source
 
-    said_markers = (b'"type":"response_item"', b'"type": "response_item"')
+    said_markers = json_markers("type", "response_item")
 
     said_skip = (b'"function_call_output"', b'"custom_tool_call_output"')
 

@@ -18,6 +18,7 @@ from sessidx.apps.base import (
     ArgvBuilder,
     Source,
     SourceError,
+    json_markers,
     loose_reason,
     one,
     read_table,
@@ -135,8 +136,7 @@ class Copilot:
             events = stamp_or_none(os.path.join(folder.path, "events.jsonl"))
             yield Source(f"copilot:{folder.path}", st + events + db_stamp, _load, folder.path, store)
 
-    said_markers = (b'"type":"user.message"', b'"type": "user.message"', b'"type":"assistant.message"',
-                    b'"type": "assistant.message"')
+    said_markers = json_markers("type", "user.message", "assistant.message")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         data = record.get("data")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, loose_reason, one, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import files, iso_ms, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
@@ -73,7 +73,7 @@ class Droid:
                     yield Source(f"droid:{entry.path}", st + stamp_or_none(settings),
                                  _load, entry.path, settings)
 
-    said_markers = (b'"type":"message"', b'"type": "message"')
+    said_markers = json_markers("type", "message")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         message = record.get("message")

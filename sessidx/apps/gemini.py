@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, said_in, stamp_or_none, tool_words
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, one, said_in, stamp_or_none, tool_words
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -183,7 +183,7 @@ class Gemini:
             said += self.said(record)
         return said
 
-    said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"gemini"', b'"type": "gemini"')
+    said_markers = json_markers("type", "user", "gemini")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         said = said_in(record.get("type"), record.get("content"))  # `gemini` is the model's own role

@@ -13,7 +13,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none, tool_words
+from sessidx.apps.base import (
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    json_markers,
+    loose_reason,
+    one,
+    said_in,
+    stamp_or_none,
+    tool_words,
+)
 from sessidx.model import Session
 from sessidx.readers import joined_text, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
@@ -107,7 +117,7 @@ class Kimi:
                     extra = stamp_or_none(os.path.join(session.path, "state.json")) + index_stamp
                     yield Source(session.path, st + extra, load, session.path, project.name)
 
-    said_markers = (b'"role":"user"', b'"role": "user"', b'"role":"assistant"', b'"role": "assistant"')
+    said_markers = json_markers("role", "user", "assistant")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         said = said_in(record.get("role"), record.get("content"))

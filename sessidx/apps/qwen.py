@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, one, said_in
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, one, said_in
 from sessidx.model import Session
 from sessidx.readers import Record, files, iso_ms, mtime_ms, open_transcript, stamp, subdirs, text
 
@@ -79,7 +79,7 @@ class Qwen:
                 if st is not None:
                     yield Source(f"qwen:{entry.path}", st, _load, entry.path)
 
-    said_markers = (b'"type":"user"', b'"type": "user"', b'"type":"assistant"', b'"type": "assistant"')
+    said_markers = json_markers("type", "user", "assistant")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         message = record.get("message")
