@@ -100,7 +100,9 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat.
     `on_app` is given each app's sessions as soon as that app is read (the first press ever
     streams them into the picker)."""
-    app_list = list(apps)
+    # Apps that find their sessions through the folders the others know of come last (see
+    # base.App.reads_known_folders); sorted() is stable, so the rest keep their order.
+    app_list = sorted(apps, key=lambda a: getattr(a, "reads_known_folders", False))
     if not refresh and (index := from_cache(env, app_list)) is not None:
         return index
     path = cache_path(env)
@@ -114,7 +116,10 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     for app in app_list:
         started = time.perf_counter()
         try:
-            sources = list(app.sources(env))
+            if getattr(app, "reads_known_folders", False):
+                sources = list(app.sources(env, _known_folders(sessions, cached)))  # type: ignore[call-arg]
+            else:
+                sources = list(app.sources(env))
         except Exception as exc:  # a broken store must not hide the other apps
             problems.append(f"{app.name}: cannot list its sessions: {exc}")
             sources = []
@@ -128,6 +133,16 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     if changed and (problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "apps": fresh}))):
         problems.append(problem)
     return Index(_newest_first(sessions), timings, problems, env)
+
+
+def _known_folders(sessions: list[Session], cached: dict[str, list[dict[Any, Any]]]) -> frozenset[str]:
+    """Every folder a session was listed in: read this run, or cached for any app."""
+    folders = {s.cwd for s in sessions if s.cwd}
+    for _stamps, rows, _notes in cached.values():
+        for source_rows in rows.values():
+            if type(source_rows) is list:
+                folders.update(r[2] for r in source_rows if type(r) is list and len(r) > 2 and type(r[2]) is str)
+    return frozenset(folders)
 
 
 def from_cache(env: Env, apps: Iterable[App]) -> Index | None:

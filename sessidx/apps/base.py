@@ -45,6 +45,11 @@ if TYPE_CHECKING:
         # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
         def sources(self, env: Env) -> Iterable[Source]: ...
 
+        # Optional: an app that keeps no list of its own sessions' folders (Aider writes a history
+        # file into the project; Cursor names a folder only by its md5) sets
+        # `reads_known_folders = True`; the index then calls `sources(env, folders)` after every
+        # other app, with every folder any session is listed in.
+
         # the resume command for one session, run in its folder; `allow_permissive` is the
         # person's opt-in for this one launch to a mode looser than the CLI's default
         def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan: ...
