@@ -1,0 +1,66 @@
+"""Qoder CLI (`qodercli`): `~/.qoder/projects/<escaped cwd>/<session id>.jsonl` (`QODER_CONFIG_DIR`
+moves `~/.qoder`), with `<session id>/state.json` beside it.
+
+SYNTHETIC data only: `@qoder-ai/qodercli` 1.1.52 installs from npm but runs only with a Qoder
+account. Its bundle (read 2026-12-01) is Claude Code's design: the same folder escaping with a
+base-36 hash past 200 characters (`aQ()`), the same `custom-title` and `ai-title` records, and
+`--permission-mode` with Claude Code's values (`default`, `acceptEdits`, `bypassPermissions`,
+`plan`, `dontAsk`, `auto`; `--yolo` is bypass). So the transcripts are read by Claude Code's
+reader, and the plan follows Claude Code's rule: whether Qoder restores a recorded mode by
+itself is not known, so a mode looser than `default` is overridden with
+`--permission-mode default`, as for Claude Code, and a strict one is carried.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, stamp_or_none
+from sessidx.apps.claude import STRICT_MODES, Claude, parse_transcript
+from sessidx.model import Session
+from sessidx.readers import stamped_files, subdirs
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sessidx.apps.base import CliHelp
+    from sessidx.config import Env
+
+
+def load_transcript(path: str, folder: str) -> list[Session]:
+    session = parse_transcript(path, folder, "")
+    if session is None:
+        return []
+    fields = session.to_json()
+    fields["app"] = "qoder"
+    return [Session(**fields)]
+
+
+class Qoder(Claude):
+    name = "qoder"
+    program = "qodercli"
+    home_vars: tuple[str, ...] = ("QODER_CONFIG_DIR",)
+    home_dirs: tuple[str, ...] = (".qoder",)
+    id_pattern = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+    def projects_dir(self, env: Env) -> str:
+        return os.path.join(env.path("QODER_CONFIG_DIR", ".qoder"), "projects")
+
+    def sources(self, env: Env) -> Iterator[Source]:
+        for project in subdirs(self.projects_dir(env)):
+            transcripts, _ = stamped_files(project.path, ".jsonl", skip_prefix="agent-")
+            for name, st in transcripts:
+                path = os.path.join(project.path, name)
+                state = os.path.join(project.path, name[: -len(".jsonl")], "state.json")
+                yield Source(path, st + stamp_or_none(state), load_transcript, path, project.name)
+
+    def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        b.option("--model", session.model)
+        carry_or_override(b, session.approval, STRICT_MODES, allow_permissive, "--permission-mode", "default",
+                          "default")
+        return b.plan
+
+
+APP = Qoder()
