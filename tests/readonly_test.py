@@ -85,3 +85,27 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
     assert RECORDER.opened  # the hook saw the reads, so it would have seen a write
     after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
     assert before == after  # nothing created, renamed, deleted or touched
+
+
+def test_synthetic_homes_are_read_only_too(tmp_path, monkeypatch):
+    """Cursor, Kiro, Q, Qoder and Aider (synthetic data): the homes and the projects Aider's
+    history lives in are only read."""
+    from synthetic_apps import make_home
+
+    make_home(tmp_path / "syn")
+    monkeypatch.setenv("SESSIDX_HOME", str(tmp_path / "syn" / "home"))
+    RECORDER.roots = (str(tmp_path / "syn"),)
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (tmp_path / "syn").rglob("*"))
+    RECORDER.active = True
+    try:
+        index = build(current_env(), APPS.values())
+        db = content.connect(current_env())
+        stats = content.refresh(db, index.sessions)
+        previewed = [recent(s, APPS[s.app]) for s in index.sessions]
+    finally:
+        RECORDER.active = False
+    assert {s.app for s in index.sessions} == {"cursor", "kiro", "q", "qoder", "aider"}
+    assert stats["messages"] > 0 and all(previewed)
+    assert RECORDER.writes == [] and RECORDER.opened
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (tmp_path / "syn").rglob("*"))
+    assert before == after

@@ -32,6 +32,11 @@ _WHERE = {
     "crush": ("crush", "APP"),
     "goose": ("goose", "APP"),
     "amp": ("amp", "APP"),
+    "cursor": ("cursor", "APP"),
+    "kiro": ("kiro", "KIRO"),
+    "q": ("kiro", "AMAZON_Q"),
+    "qoder": ("qoder", "APP"),
+    "aider": ("aider", "APP"),
 }
 
 
