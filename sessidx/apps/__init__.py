@@ -32,6 +32,10 @@ _WHERE = {
     "crush": ("crush", "APP"),
     "goose": ("goose", "APP"),
     "amp": ("amp", "APP"),
+    "pi": ("pi", "APP"),
+    "hermes": ("hermes", "APP"),
+    "openhands": ("openhands", "APP"),
+    "gptme": ("gptme", "APP"),
 }
 
 
