@@ -131,7 +131,8 @@ class Hermes:
 
     def conversation(self, session: Session) -> list[tuple[str, str]]:
         said = []
-        for m in rows_by_session(session.path or "", "messages", ["role", "content", "id", "active"]).get(session.id, []):
+        messages = rows_by_session(session.path or "", "messages", ["role", "content", "id", "active"])
+        for m in messages.get(session.id, []):
             if m["active"] in (0, False):
                 continue  # rewound out of the conversation
             said += said_in(m["role"], m["content"])

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import TOOL_TEXT_CAP, AppPlan, ArgvBuilder, Source, file_sources, json_markers, said_in, tool_words
+from sessidx.apps.base import (
+    TOOL_TEXT_CAP,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    file_sources,
+    json_markers,
+    said_in,
+    tool_words,
+)
 from sessidx.model import Session
 from sessidx.readers import iso_ms, joined_text, mtime_ms, open_transcript, subdirs, text
 
