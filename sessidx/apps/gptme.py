@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
-# gptme's own names and `--name` ones: never an option, never a path
-ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._+@ -]*"
+# gptme's own names and `--name` ones: never an option or a path; one with a blank is skipped
+# (the core keeps blanks out of every id)
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._+@-]*"
 _SCALARS = ("name", "model", "workspace", "no_confirm", "interactive")
 
 
@@ -71,12 +72,10 @@ def _folder(workspace: str | None, link: str, home: str) -> str | None:
 
 
 def parse_session(folder: str, home: str) -> Session | None:
-    import re
-
     sid = os.path.basename(folder)
     conversation = os.path.join(folder, "conversation.jsonl")
     st = stamp(conversation)
-    if st is None or not re.fullmatch(ID_PATTERN, sid):
+    if st is None:
         return None
     chat = chat_table(read_small_text(os.path.join(folder, "config.toml")) or "")
     no_confirm = chat.get("no_confirm") is True

@@ -211,3 +211,19 @@ def test_damaged_stores_never_stop_the_listing(realdata, tmp_path):
     listed = [json.loads(line) for line in done.stdout.splitlines()]
     counts = {app: sum(r["app"] == app for r in listed) for app in REAL}
     assert counts == {"pi": 5, "hermes": 0, "openhands": 3, "gptme": 5}
+
+
+def test_hostile_ids_are_never_sessions(realdata, tmp_path, monkeypatch):
+    """A gptme folder name or a pi header id that could become an option, or a line, is skipped."""
+    home = tmp_path / "h"
+    shutil.copytree(realdata("gptme-home"), home, symlinks=True)
+    logs = home / ".local/share/gptme/logs"
+    for bad in ("--help", "-y", "a b", "x\ny"):
+        shutil.copytree(logs / "2026-12-01-singing-sad-elephant", logs / bad, symlinks=True)
+    pi_folder = home / ".pi/agent/sessions/--w--"
+    pi_folder.mkdir(parents=True)
+    (pi_folder / "2026-12-01T09-00-00-000Z_x.jsonl").write_text(
+        pi_line(type="session", version=3, id="--fork", timestamp="2026-12-01T09:00:00.000Z", cwd="/w"))
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    ids = {s.id for s in build(current_env(), [APPS["gptme"], APPS["pi"]]).sessions}
+    assert ids == {e["id"] for e in expected("gptme", home)}
