@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from sessidx.config import Env
 
 # gptme's own names and `--name` ones: never an option or a path; one with a blank is skipped
-# (the core keeps blanks out of every id)
+# (safety's core check keeps blanks out of every id)
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._+@-]*"
 _SCALARS = ("name", "model", "workspace", "no_confirm", "interactive")
 
@@ -72,10 +72,12 @@ def _folder(workspace: str | None, link: str, home: str) -> str | None:
 
 
 def parse_session(folder: str, home: str) -> Session | None:
+    import re
+
     sid = os.path.basename(folder)
     conversation = os.path.join(folder, "conversation.jsonl")
     st = stamp(conversation)
-    if st is None:
+    if st is None or not re.fullmatch(ID_PATTERN, sid):  # never an option on the resume line
         return None
     chat = chat_table(read_small_text(os.path.join(folder, "config.toml")) or "")
     no_confirm = chat.get("no_confirm") is True

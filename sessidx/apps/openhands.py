@@ -69,8 +69,10 @@ def _first_prompt(events: list[str]) -> str | None:
 
 def parse_conversation(folder: str) -> Session | None:
     state = read_small_json(os.path.join(folder, "base_state.json"))
-    if not isinstance(state, dict) or text(state.get("id")) is None:
-        return None
+    import re
+
+    if not isinstance(state, dict) or not isinstance(state.get("id"), str) or not re.fullmatch(ID_PATTERN, state["id"]):
+        return None  # never an option on the resume line
     events = _events(folder)
     newest = read_small_json(events[-1], EVENT_CAP) if events else None
     updated = _local_ms(newest.get("timestamp")) if isinstance(newest, dict) else None

@@ -227,3 +227,14 @@ def test_hostile_ids_are_never_sessions(realdata, tmp_path, monkeypatch):
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     ids = {s.id for s in build(current_env(), [APPS["gptme"], APPS["pi"]]).sessions}
     assert ids == {e["id"] for e in expected("gptme", home)}
+    oh = home / ".openhands/conversations/00"
+    oh.mkdir(parents=True)
+    (oh / "base_state.json").write_text(json.dumps({"id": "-x", "workspace": {"working_dir": "/w"}}))
+    hermes = home / ".hermes"
+    shutil.copytree(realdata("hermes-home") / ".hermes", hermes)
+    conn = sqlite3.connect(hermes / "state.db")
+    conn.execute("UPDATE sessions SET id = '--yolo' WHERE id = '20261201_085545_8f6cb0'")
+    conn.commit()
+    conn.close()
+    assert [s for s in build(current_env(), [APPS["openhands"]]).sessions] == []
+    assert len(build(current_env(), [APPS["hermes"]]).sessions) == 4
