@@ -57,6 +57,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return agent_home
 
 
+def _data_without_absolute_links(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """tarfile's "data" filter, leaving out links to absolute paths instead of failing on them
+    (gptme keeps a `workspace` link to the real folder in each conversation)."""
+    if member.issym() and os.path.isabs(member.linkname):
+        return None
+    return tarfile.data_filter(member, path)
+
+
 @pytest.fixture(scope="session")
 def realdata(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     """Extract `<name>-home.tar.gz` from shared/realdata once; returns the home folder."""
@@ -68,7 +76,7 @@ def realdata(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
             assert archive.exists(), f"real data missing: {archive} (fixtures/realdata is part of the project)"
             target = tmp_path_factory.mktemp(name)
             with tarfile.open(archive) as tar:
-                tar.extractall(target, filter="data")
+                tar.extractall(target, filter=_data_without_absolute_links)
             cache[name] = target
         return cache[name]
 

@@ -87,6 +87,38 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
     assert before == after  # nothing created, renamed, deleted or touched
 
 
+# pi's logins, Hermes' keys and logins, OpenHands' settings (they hold `api_key`), gptme's user config
+NEW_APP_CREDENTIALS = (".pi/agent/auth.json", ".hermes/.env", ".hermes/auth.json", ".openhands/agent_settings.json",
+                       ".openhands/settings.json", ".config/gptme/config.toml")
+
+
+def test_pi_hermes_openhands_gptme_write_nothing_and_open_no_credentials(realdata, tmp_path, monkeypatch):
+    home = tmp_path / "new"
+    for name in ("pi-home", "hermes-home", "openhands-home", "gptme-home"):
+        shutil.copytree(realdata(name), home, dirs_exist_ok=True, symlinks=True)
+    for cred in NEW_APP_CREDENTIALS:
+        (home / cred).write_text('{"api_key": "do not open"}\nOPENAI_API_KEY=do-not-open\n')
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    RECORDER.roots = (str(home),)
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    RECORDER.active = True
+    try:
+        index = build(current_env(), APPS.values())
+        db = content.connect(current_env())
+        stats = content.refresh(db, index.sessions)
+        found = content.search(db, "mock")
+        previewed = [recent(s, APPS[s.app]) for s in index.sessions]
+    finally:
+        RECORDER.active = False
+    assert len(index.sessions) == 20 and stats["messages"] > 0 and found and all(previewed)
+    assert RECORDER.writes == []
+    opened = {os.path.relpath(p, home) for p in RECORDER.opened}
+    assert not opened & set(NEW_APP_CREDENTIALS)
+    assert {".hermes/state.db", ".pi/agent/sessions"} & {p.split("/--")[0] for p in opened}  # the hook saw the reads
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    assert before == after
+
+
 def test_synthetic_homes_are_read_only_too(tmp_path, monkeypatch):
     """Cursor, Kiro, Q, Qoder and Aider (synthetic data): the homes and the projects Aider's
     history lives in are only read."""

@@ -37,6 +37,10 @@ _WHERE = {
     "q": ("kiro", "AMAZON_Q"),
     "qoder": ("qoder", "APP"),
     "aider": ("aider", "APP"),
+    "pi": ("pi", "APP"),
+    "hermes": ("hermes", "APP"),
+    "openhands": ("openhands", "APP"),
+    "gptme": ("gptme", "APP"),
 }
 
 
