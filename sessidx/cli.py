@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.query and not args.drop and not args.refresh_only:
                 raise SessidxError("search needs words to look for: sessidx search WORDS (or --drop)")
             return commands.search(env, _out, " ".join(args.query), app=args.app, as_json=args.json, limit=args.limit,
-                                   drop=args.drop, refresh_only=args.refresh_only)
+                                   drop=args.drop, refresh_only=args.refresh_only, verbose=args.verbose)
         if args.command == "cycle":
             return commands.cycle(env, _out, args.what)
         if args.command == "copy":

@@ -332,7 +332,7 @@ def _progress_bar(progress: Any) -> None:
 
 
 def search(env: Env, out: Out, query: str | None, app: str | None = None, as_json: bool = False,
-           limit: int = 50, drop: bool = False, refresh_only: bool = False) -> int:
+           limit: int = 50, drop: bool = False, refresh_only: bool = False, verbose: bool = False) -> int:
     """Sessions by what was said in them, after an incremental refresh of the content index."""
     from sessidx.content import query as content_query
     from sessidx.content import store
@@ -341,7 +341,8 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         render.warn("content index deleted" if store.drop(env) else "there was no content index")
         return ExitCode.OK
     _check_app(app)
-    db = store.open_index(env)
+    notes: list[str] = []
+    db = store.open_index(env, notes)
     tty = sys.stderr.isatty() and not refresh_only
 
     def report(progress: Any) -> None:
@@ -349,20 +350,35 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         if tty:
             _progress_bar(progress)
 
-    interrupted = False
+    interrupted = failed = False
     try:
-        done = refresh_content(env, db, report, announce=not refresh_only)
+        try:
+            done = refresh_content(env, db, report, announce=not refresh_only)
+        except store.DatabaseError as exc:
+            if isinstance(exc, store.OperationalError):  # disk full, I/O: what is indexed still answers
+                raise
+            db.close()  # damage found while reading it: made again, and read again
+            store.drop(env)
+            notes.append(f"the content index could not be used ({exc}): made again")
+            db = store.open_index(env, notes)
+            done = refresh_content(env, db, report, announce=not refresh_only)
     except KeyboardInterrupt:
         done, interrupted = None, True
+    except store.OperationalError as exc:
+        done, failed = None, True
+        notes.append(f"the content index was not brought up to date ({exc}): searching what is indexed")
     if tty:
         sys.stderr.write("\r\x1b[K")  # the progress line goes
+    for note in notes if verbose or failed else []:
+        render.warn(note)
     if interrupted:
         render.warn("interrupted: what was indexed is kept, and the next search goes on from there")
         return ExitCode.CANCELLED
     if refresh_only:
-        return ExitCode.OK
-    if done is None:
-        render.warn("another sessidx is indexing right now: searching what is indexed so far")
+        return ExitCode.ERROR if failed else ExitCode.OK
+    if done is None and not failed:
+        indexer = store.wait_for_indexer(env, 0)
+        render.warn(indexer.note() if indexer else "another sessidx was indexing: searching what is indexed")
     hits = content_query.search(db, query or "", app, limit)
     if not hits:
         render.warn(f"no session says {query!r}")

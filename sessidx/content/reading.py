@@ -6,6 +6,7 @@ import marshal
 import os
 import time
 
+from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.mask import without_secrets
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
@@ -108,7 +109,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         if report and todo:
             report(progress)
     except BaseException:
-        db.execute("ROLLBACK")  # the source being read is read again next time
+        if db.in_transaction:  # a failed COMMIT (the disk is full) has rolled back already
+            db.execute("ROLLBACK")  # the source being read is read again next time
         raise
     finally:
         if bulk:
@@ -245,7 +247,7 @@ def _start_helper(plans: list[Plan]) -> tuple[Any, Any, Any] | None:
         ctx = multiprocessing.get_context("fork")
         taken = ctx.Value("q", 0)
         results = ctx.Queue()
-        helper = ctx.Process(target=_helper, args=(plans, taken, results), daemon=True)
+        helper = ctx.Process(target=_helper, args=(plans, taken, results, os.getpid()), daemon=True)
         helper.start()
     except (AttributeError, ImportError, OSError, ValueError):
         return None
@@ -259,20 +261,44 @@ def _take(taken: Any) -> int:
     return i
 
 
-def _helper(plans: list[Plan], taken: Any, results: Any) -> None:
-    """The forked reader: it never touches the parent's database connection."""
+def _helper(plans: list[Plan], taken: Any, results: Any, parent: int) -> None:
+    """The forked reader: it never touches the parent's database connection, holds none of its
+    lock, and dies with it (a parent killed by SIGKILL or SIGTERM once left it blocked on a
+    full queue for good, holding the lock)."""
     import signal
 
+    for fd in store.held_fds:  # the lock is the parent's alone: it ends when the parent does
+        os.close(fd)
+    _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops this
     while (i := _take(taken)) < len(plans):
         try:
             got = _read(plans[i][0], plans[i][2])
         except Exception:
             got = None
+        if os.getppid() != parent:  # where there is no PR_SET_PDEATHSIG
+            results.cancel_join_thread()
+            return
         results.put((i, got))
     results.put(None)
     results.close()
     results.join_thread()
+
+
+def _die_with(parent: int) -> None:
+    """SIGKILL to this process when its parent ends (Linux's PR_SET_PDEATHSIG)."""
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (ImportError, OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it ended before the line above
+        os._exit(0)
 
 
 def chunks_of(messages: list[tuple[int, str, str]]) -> list[tuple[list[int], str]]:
