@@ -379,6 +379,8 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     if done is None and not failed:
         indexer = store.wait_for_indexer(env, 0)
         render.warn(indexer.note() if indexer else "another sessidx was indexing: searching what is indexed")
+    if cut := content_query.query_note(query or ""):
+        render.warn(cut)
     hits = content_query.search(db, query or "", app, limit)
     if not hits:
         render.warn(f"no session says {query!r}")

@@ -301,3 +301,64 @@ def test_no_cache_file_follows_a_planted_link(home, tmp_path):
     (folder / "content.sqlite-wal").symlink_to(victim)
     refused = run_cli("search", "quokka")
     assert refused.returncode != 0 and "symbolic link" in refused.stderr and victim.read_text() == "precious"
+
+
+# --- point 6: a transcript that grows by a lot ---------------------------------------------------
+
+def peak_rss_mb(*args: str) -> float:
+    """Peak RSS of `sessidx ARGS`, in a process of its own (its children's peak, nobody else's)."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL);"
+             " print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "sessidx", *args],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return int(done.stdout) / 1024
+
+
+def append_talk(path: Path, session: ClaudeSession, megabytes: int) -> None:
+    """`megabytes` of user prompts (about 1 KB each, words of their own) at the end of a transcript."""
+    import json
+
+    rng = random.Random(11)
+    with path.open("a") as f:
+        for i in range(megabytes * 1024):
+            text = " ".join(f"{rng.choice(WORDS)}{rng.randrange(1000)}" for _ in range(110))
+            f.write(json.dumps({"type": "user", "sessionId": session.session_id, "cwd": session.cwd,
+                                "uuid": f"u{i}", "message": {"role": "user", "content": text}}) + "\n")
+        f.write(json.dumps({"type": "user", "sessionId": session.session_id, "cwd": session.cwd,
+                            "message": {"role": "user", "content": "the final zanzibarword"}}) + "\n")
+
+
+def test_a_large_append_is_read_in_bounded_windows(home):
+    """A transcript that grew by 1 GB once made a refresh hold all of it: 2.09 GB peak (256 MB:
+    536 MB). 64 MB here; `make bench` measures the 1 GB."""
+    s = ClaudeSession(cwd="/w", prompt="the quokka question")
+    path = s.write(home)
+    assert run_cli("search", "quokka").returncode == 0
+    append_talk(path, s, 64)
+    peak = peak_rss_mb("search", "--refresh")
+    assert peak < 100, f"{peak:.0f} MB"
+    found = run_cli("search", "-v", "zanzibarword")
+    assert found.returncode == 0 and "/w" in found.stdout, found.stderr
+
+
+# --- point 7: a pasted page as a query ------------------------------------------------------
+
+def test_a_pasted_page_is_cut_to_what_a_query_may_hold_and_says_so(home):
+    """A pasted 8,000-word query cost 4.6-9.2 s a keystroke. Its first distinct words are
+    searched (the session that said them is found) and the header and stderr say so."""
+    from sessidx.content.query import MAX_CHARS, MAX_WORDS, parse_query
+
+    said = " ".join(f"{w}{i}" for i, w in enumerate(WORDS[:MAX_WORDS]))
+    ClaudeSession(cwd="/w", prompt=f"{said} and so on").write(home)
+    pasted = said + " " + " ".join(f"{WORDS[i % len(WORDS)]}x{i % 700}" for i in range(8000))
+    assert len(parse_query(pasted)) == MAX_WORDS and len("".join(parse_query("x" * 50 + " " + "y" * 8000))) <= MAX_CHARS + 10
+    assert sum(len(t.split()) for t in parse_query(f'"{pasted}"')) == MAX_WORDS
+    done = run_cli("search", pasted)
+    assert done.returncode == 0 and "/w" in done.stdout, done.stderr
+    assert f"first {MAX_WORDS} distinct words" in done.stderr
+    header = run_cli("lines", "--content", pasted).stdout.splitlines()
+    assert f"first {MAX_WORDS} distinct words" in header[0] and len(header) == 2
+    long_word = run_cli("lines", "--content", "y" * (MAX_CHARS + 1)).stdout.splitlines()[0]
+    assert f"first {MAX_CHARS:,} characters" in long_word
+    plain = run_cli("lines", "--content", said).stdout.splitlines()
+    assert "query is long" not in plain[0] and len(plain) == 2

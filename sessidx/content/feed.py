@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.content.query import search, words_of
+from sessidx.content.query import query_note, search, words_of
 from sessidx.content.store import KEYSTROKE_WAIT, open_index, wait_for_indexer
 
 TYPE_CHECKING = False  # see model.Fields
@@ -27,6 +27,8 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     indexer = wait_for_indexer(env, seconds=KEYSTROKE_WAIT)
     if indexer is not None:
         notes.append(indexer.note())
+    if cut := query_note(query):
+        notes.append(cut)
     _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
     try:
         hits = search(open_index(env), query, app=app, limit=30,  # a screenful; typing narrows it

@@ -26,20 +26,54 @@ class Hit:
         self.role = role
 
 
+# What one query may hold: a pasted page of text cost seconds a keystroke, growing faster than
+# its length. Beyond these, the rest is left out and the header (or stderr) says so.
+MAX_WORDS = 16  # distinct words, those of "phrases" included
+MAX_CHARS = 1000
+
+
 def parse_query(query: str) -> list[str]:
     """FTS5 phrases, one per word or `"quoted phrase"`, each quoted so no character of the
-    query is FTS5 syntax. The last word, while still being typed, also matches as a prefix."""
-    terms = []
+    query is FTS5 syntax. The last word, while still being typed, also matches as a prefix.
+    At most MAX_WORDS distinct words, from the first MAX_CHARS characters."""
+    return _parsed(query)[0]
+
+
+def query_note(query: str) -> str | None:
+    """What of the query was left out, said in a few words; None when nothing was."""
+    return _parsed(query)[1]
+
+
+def _parsed(query: str) -> tuple[list[str], str | None]:
+    note = None
+    if len(query) > MAX_CHARS:
+        query = query[:MAX_CHARS]
+        note = f"the query is long: its first {MAX_CHARS:,} characters are searched"
+    terms: list[str] = []
+    seen: set[str] = set()
+    budget = MAX_WORDS
+    last_kept = False
     for i, part in enumerate(query.split('"')):  # odd parts were inside quotes
         for piece in [part] if i % 2 else part.split():
             words = "".join(c if c.isalnum() or c == "_" else " " for c in cjk_apart(piece)).split()
-            if words:
-                terms.append('"' + " ".join(words) + '"')
+            if not words:
+                continue
+            last_kept = " ".join(words).casefold() not in seen  # the word being typed, unless said before
+            if not last_kept:
+                continue
+            if len(words) > budget:
+                note = f"the query is long: its first {MAX_WORDS} distinct words are searched"
+                words = words[:budget]
+                if not words:
+                    break
+            seen.add(" ".join(words).casefold())
+            terms.append('"' + " ".join(words) + '"')
+            budget -= len(words)
     # the word being typed matches as a prefix once it has 3 letters (fewer would match half the index)
-    typing = terms[-1].strip('"') if terms and not query.endswith((" ", '"')) else ""
+    typing = terms[-1].strip('"') if last_kept and not note and not query.endswith((" ", '"')) else ""
     if len(typing) >= 3 and not any(is_cjk(c) for c in typing):
         terms[-1] += " *"
-    return terms
+    return terms, note
 
 
 RANKED = 5000  # more rows than this hold a word: too common to look it up session by session

@@ -24,6 +24,9 @@ MESSAGE_CAP = 64 * 1024  # what is indexed of one message's text
 # one entry per row, not per message); a snippet then looks through the row's records for
 # the words, which is what keeps rows this short.
 CHUNK_TEXT = 8 * 1024
+# A transcript is read this much at a time, each window stored before the next is read: a
+# refresh holds one window's text, however much the transcript grew.
+WINDOW = 8 * 1024 * 1024
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 1.0  # work kept if interrupted
 BULK = 100  # sources to read at once (a first index): FTS5's merging waits, a second process helps
@@ -94,16 +97,21 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         # every source's id and where its reading starts first: then they can be read in parallel
         plans = [(source, *_prepare(db, source, known.get(source.key), stats)) for source in todo]
         for source, source_id, got in _read_all(plans):
-            _store(db, source, source_id, got, stats, written)
+            while True:
+                more = _more(source, got)
+                _store(db, source, source_id, got, stats, written, finished=not more)
+                if time.monotonic() - last_commit > COMMIT_SECONDS:  # also a sign of life, for waiters
+                    written.save(db)
+                    db.execute("COMMIT")
+                    db.execute("BEGIN")
+                    last_commit = time.monotonic()
+                    if report:
+                        report(progress)
+                if not more or got is None:
+                    break
+                got = _read(source, got[1])  # the next window, here (a forked reader hands over one)
             progress.done_sources += 1
             progress.done_bytes += source.size
-            if time.monotonic() - last_commit > COMMIT_SECONDS:
-                written.save(db)
-                db.execute("COMMIT")
-                db.execute("BEGIN")
-                last_commit = time.monotonic()
-                if report:
-                    report(progress)
         written.save(db)
         db.execute("COMMIT")
         if report and todo:
@@ -174,7 +182,7 @@ def _read(source: _Source, start: int) -> Read:
     runs in another process too."""
     if source.incremental:
         path = source.session.path or ""
-        messages, end = messages_from(source.app, path, start)
+        messages, end = messages_from(source.app, path, start, WINDOW)
         return chunks_of(messages), end, _bytes_before(path, end), len(messages), end - start
     try:
         conversation = source.app.conversation(source.session)
@@ -184,16 +192,24 @@ def _read(source: _Source, start: int) -> Read:
     return chunks_of(messages), 0, None, len(messages), source.size
 
 
+def _more(source: _Source, got: Read) -> bool:
+    """Whether a window of the source was read and more of it is left to read."""
+    return got is not None and source.incremental and got[4] > 0 and got[1] < source.size
+
+
 def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, stats: dict[str, int],
-           written: _Written) -> None:
-    stats["sources"] += 1
+           written: _Written, finished: bool = True) -> None:
+    """What was read of a source; `finished` when that was all of it. Until then its stamp stays
+    empty, so an interrupted refresh goes on next time from the last window stored."""
+    stats["sources"] += finished
     if got is None:
         stats["failed"] = stats.get("failed", 0) + 1
         db.execute("UPDATE source SET stamp = '' WHERE id = ?", (source_id,))
         return
     chunks, end, tail, messages, read = got
     _insert(db, source_id, chunks, written)
-    db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?", (source.stamp, end, tail, source_id))
+    db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?",
+               (source.stamp if finished else "", end, tail, source_id))
     stats["messages"] += messages
     stats["bytes"] += read
 
