@@ -88,6 +88,7 @@ def _search(s: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true", help="one JSON object per session, with snippet and score")
     s.add_argument("--limit", type=_positive, default=50, help="at most this many sessions (default 50)")
     s.add_argument("--drop", action="store_true", help="delete the content index")
+    s.add_argument("-v", "--verbose", action="store_true", help="say what was skipped or made again")
     s.add_argument("--refresh", dest="refresh_only", action="store_true", help=argparse.SUPPRESS)
 
 

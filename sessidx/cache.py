@@ -31,10 +31,29 @@ def cache_dir(env: Env) -> str | None:
     return os.path.join(base, "sessidx") if os.path.isabs(base) else None
 
 
+def folder_problem(folder: str) -> str | None:
+    """Why the cache folder must not be used, as ssh refuses a `~/.ssh` others could write to:
+    anyone who can write in it can plant a cache (sessions, folders and ids a resume acts on)
+    or a link that makes a write land elsewhere. None when it is fine, or not made yet."""
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:
+        return None  # made 0700 on first write
+    except OSError as exc:
+        return f"cache folder {folder} cannot be checked ({exc.strerror or exc}); not used"
+    if st.st_uid != os.geteuid():
+        return f"cache folder {folder} is owned by uid {st.st_uid}, not by you; not used"
+    if st.st_mode & 0o022:
+        return f"cache folder {folder} is writable by others (mode {st.st_mode & 0o777:o}); not used: chmod 700 it"
+    return None
+
+
 def read(path: str | None, cap: int = READ_CAP) -> tuple[bytes | None, str | None]:
     """(contents, problem): None and no problem when the file is simply not there yet."""
     if path is None:
         return None, None
+    if problem := folder_problem(os.path.dirname(path)):
+        return None, problem
     f = open_regular(path)
     if f is None:
         return None, (f"cache {path} is not a regular file; not used" if os.path.lexists(path) else None)
@@ -59,6 +78,8 @@ def write(path: str | None, data: bytes) -> str | None:
     tmp = None
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
+        if problem := folder_problem(folder):
+            return problem
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(data)

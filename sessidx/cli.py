@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = current_env()
     try:
         if args.command == "lines" and getattr(args, "content", None) is not None:
-            from sessidx.content import feed  # a keystroke in content mode: not even `commands`
+            from sessidx.content.feed import feed  # a keystroke in content mode: not even `commands`
 
             return feed(env, _out, args.content)
         from sessidx import commands
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.query and not args.drop and not args.refresh_only:
                 raise SessidxError("search needs words to look for: sessidx search WORDS (or --drop)")
             return commands.search(env, _out, " ".join(args.query), app=args.app, as_json=args.json, limit=args.limit,
-                                   drop=args.drop, refresh_only=args.refresh_only)
+                                   drop=args.drop, refresh_only=args.refresh_only, verbose=args.verbose)
         if args.command == "cycle":
             return commands.cycle(env, _out, args.what)
         if args.command == "copy":

@@ -80,14 +80,18 @@ def by_records(app: Any, path: str | None) -> bool:
     return hasattr(app, "said") and bool(path and path.endswith(".jsonl"))
 
 
-def messages_from(app: Any, path: str, start: int) -> tuple[list[tuple[int, str, str]], int]:
+def messages_from(app: Any, path: str, start: int, window: int | None = None) -> tuple[list[tuple[int, str, str]], int]:
     """(byte offset of its record, role, text) of each message after `start`, and where the
-    last complete line ends."""
+    last complete line ends; with `window`, only of records starting within `window` bytes,
+    and where the next one starts (a transcript that grew by a gigabyte is read a window at
+    a time)."""
     said: list[tuple[int, str, str]] = []
     end = start
     for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
         if pos < 0:
             end = -pos
+        elif window is not None and pos >= start + window:
+            return said, pos  # the reader and its file are closed as it goes
         else:
             said += [(pos, role, text) for role, text in safe_said(app, record)]
     return said, end

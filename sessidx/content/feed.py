@@ -1,0 +1,47 @@
+"""The picker's content mode: one keystroke's rows."""
+
+from __future__ import annotations
+
+import os
+
+from sessidx.content.query import query_note, search, words_of
+from sessidx.content.store import KEYSTROKE_WAIT, open_index, wait_for_indexer
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sessidx.config import Env
+
+
+def feed(env: Env, out: Callable[[str], None], query: str) -> int:
+    """The picker's content mode, on each keystroke: matching sessions with their snippets,
+    the query's words marked. The refresh that Ctrl-F started runs apart; this waits for it
+    a moment (KEYSTROKE_WAIT, fzf shows its spinner), never for one that shows no sign of
+    life, then searches what is indexed, and the header says so. It runs without
+    `sessidx.commands` and imports one app module per app hit: a keystroke's budget."""
+    from sessidx import render
+    from sessidx.errors import SessidxError
+
+    notes = []
+    indexer = wait_for_indexer(env, seconds=KEYSTROKE_WAIT)
+    if indexer is not None:
+        notes.append(indexer.note())
+    if cut := query_note(query):
+        notes.append(cut)
+    _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
+    try:
+        hits = search(open_index(env), query, app=app, limit=30,  # a screenful; typing narrows it
+                      folder=os.environ.get("PWD", "") if here else None)
+    except SessidxError as exc:
+        hits = []
+        notes.append(render.clean(str(exc)))
+    else:
+        if not hits and query.strip():
+            notes.append("no session says that")
+    out("\t" + render.content_header() + "".join(f"  ({note})" for note in notes))
+    words = words_of(query)
+    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words)}" for h in hits]
+    if rows:
+        out("\n".join(rows))
+    return 0
