@@ -105,9 +105,9 @@ def test_pi_hermes_openhands_gptme_write_nothing_and_open_no_credentials(realdat
     RECORDER.active = True
     try:
         index = build(current_env(), APPS.values())
-        db = content.connect(current_env())
-        stats = content.refresh(db, index.sessions)
-        found = content.search(db, "mock")
+        db = store.connect(current_env())
+        stats = reading.refresh(db, index.sessions)
+        found = search(db, "mock")
         previewed = [recent(s, APPS[s.app]) for s in index.sessions]
     finally:
         RECORDER.active = False
@@ -132,8 +132,8 @@ def test_synthetic_homes_are_read_only_too(tmp_path, monkeypatch):
     RECORDER.active = True
     try:
         index = build(current_env(), APPS.values())
-        db = content.connect(current_env())
-        stats = content.refresh(db, index.sessions)
+        db = store.connect(current_env())
+        stats = reading.refresh(db, index.sessions)
         previewed = [recent(s, APPS[s.app]) for s in index.sessions]
     finally:
         RECORDER.active = False

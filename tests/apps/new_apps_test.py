@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sessidx import content
 from sessidx.apps import APPS
 from sessidx.config import current_env
+from sessidx.content import reading, store
+from sessidx.content.query import search
 from sessidx.conversation import recent
 from sessidx.index import build
 from tests.conftest import REALDATA, run_cli
@@ -102,9 +103,9 @@ def test_search_and_preview_cover_every_real_session(realdata, tmp_path, monkeyp
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     index = build(current_env(), [APPS[a] for a in REAL])
     assert len(index.sessions) == 20
-    db = content.connect(current_env())
-    content.refresh(db, index.sessions)
-    found = {(h.session.app, h.session.id) for h in content.search(db, "backup shell script")}
+    db = store.connect(current_env())
+    reading.refresh(db, index.sessions)
+    found = {(h.session.app, h.session.id) for h in search(db, "backup shell script")}
     assert found == {("pi", "01a230d0-3a1a-73cf-ac89-5e898de1862c"), ("hermes", "20261201_085653_0de498"),
                      ("openhands", "dd31b88c-9875-4fb2-ac25-37f53c833bff"), ("gptme", "2026-12-01-sprinting-yellow-cat")}
     for session in index.sessions:
