@@ -3,7 +3,7 @@
 It lives in `$XDG_CACHE_HOME/sessidx/content.sqlite` (folder 0700, file 0600), never beside the
 agents' files, and holds, per session, the user prompts, the assistant replies and the short
 words of tool calls (commands, paths), not tool outputs over a few KiB, images or other
-payloads, and never a token that looks like a secret. `SESSIDX_CONTENT=0` turns it off;
+payloads, and never a secret (sessidx.redact). `SESSIDX_CONTENT=0` turns it off;
 `sessidx search --drop` deletes it.
 
 The FTS5 table is contentless: the index holds the words, not the text. A row is a stretch of
@@ -29,6 +29,7 @@ import time
 from sessidx.conversation import by_records, lines_holding, messages_from, safe_said
 from sessidx.model import Session
 from sessidx.readers import json_value
+from sessidx.redact import mask
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -56,63 +57,6 @@ HASH_SIZE = 8 * 1024 * 1024
 FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 1.0  # work kept if interrupted
 BULK = 100  # sources to read at once (a first index): FTS5's merging waits, a second process helps
-
-# API keys, tokens and private keys are never indexed nor shown. Every such secret is a long
-# run of key characters, so only those runs are looked at, each judged in Python.
-_KEY = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~"
-_RUN = 16  # shorter runs are words, not keys
-# key characters to "k", other ASCII to " ", the rest kept: runs are then found by str.find,
-# in C (a regex takes 4 times as long, and loading `re` costs a keystroke 3 ms)
-_MASK = {c: "k" if chr(c) in _KEY else " " for c in range(128)}
-_SECRET_PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-",
-                    "xoxo-", "xoxp-", "xoxr-", "xoxs-", "AKIA", "AIza", "eyJ", "glpat-", "npm_", "hf_")
-_SECRET_CONTEXT = ("bearer", "token", "key", "secret", "password", "passwd", "authorization")
-_DIGITS = frozenset("0123456789")
-
-
-def _is_secret(run: str, before: str) -> bool:
-    if run.startswith(_SECRET_PREFIXES) or len(run) >= 200:  # a known key format, or a payload
-        return True
-    mixed = run.lower() != run and run.upper() != run and not _DIGITS.isdisjoint(run)
-    if mixed and len(run) >= 32:  # random-looking (a hex digest, all lower case, is kept: people search those)
-        return True
-    return mixed and any(word in before.lower() for word in _SECRET_CONTEXT)
-
-
-def key_runs(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each run of at least _RUN key characters."""
-    mask = text.translate(_MASK)
-    plain = mask.isascii()
-    runs = []
-    at = mask.find("k" * _RUN)
-    while at >= 0:  # the first _RUN k's after a run's end start the next long run
-        end = mask.find(" ", at) if plain else at + _RUN
-        if end < 0:
-            end = len(mask)
-        while not plain and end < len(mask) and mask[end] == "k":  # a character not ASCII ends it too
-            end += 1
-        runs.append((at, end))
-        at = mask.find("k" * _RUN, end)
-    return runs
-
-
-def without_secrets(text: str, mark: str = " ") -> str:
-    """`text` with each secret-looking run of characters, and each private-key block, replaced by `mark`."""
-    while (key := text.find("PRIVATE KEY-----")) >= 0:  # a PEM block: from its BEGIN line to its END line
-        begin = text.rfind("-----BEGIN ", 0, key)
-        end_line = text.find("-----END ", key)
-        closing = text.find("-----", end_line + 9) if end_line >= 0 else -1
-        text = text[:begin if begin >= 0 else key] + mark + (text[closing + 5:] if closing >= 0 else "")
-    secrets = [(start, end) for start, end in key_runs(text)
-               if _is_secret(text[start:end], text[max(0, start - 24):start])]
-    if not secrets:
-        return text
-    kept, at = [], 0
-    for start, end in secrets:
-        kept += [text[at:start], mark]
-        at = end
-    return "".join(kept) + text[at:]
-
 
 # Han, kana and Hangul have no spaces between words: each character is indexed as a token,
 # and a query's run of them becomes a phrase of characters.
@@ -265,8 +209,8 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
 
 
 def indexable(text: str) -> str:
-    """The text as it goes into FTS5: secrets out, CJK characters apart."""
-    return cjk_apart(without_secrets(text))
+    """The text as it goes into FTS5: secrets out (sessidx.redact), CJK characters apart."""
+    return cjk_apart(mask(text, " "))
 
 
 class Busy(Exception):
@@ -821,7 +765,7 @@ def snippet_of(text: str, words: list[str], width: int = 120) -> str:
     text = " ".join(text.split())
     at = max(0, min((i for w in words if (i := _find(w, text)) >= 0), default=0))
     region_start = max(0, at - 400)
-    region = without_secrets(text[region_start:at + width + 400], "…")
+    region = mask(text[region_start:at + width + 400])
     start = max(0, min((i for w in words if (i := _find(w, region)) >= 0), default=0) - width // 3)
     cut = region[start:start + width]
     return ("…" if region_start + start else "") + cut + ("…" if start + width < len(region) or

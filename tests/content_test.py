@@ -396,18 +396,6 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     assert len(found(db, "shared words")) == 40
 
 
-def test_key_runs_are_the_runs_a_regex_finds():
-    """key_runs finds runs with str.translate and str.find (no `re` on a keystroke); it must
-    agree with the plain definition, for ASCII and for any other text."""
-    definition = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
-    rng = __import__("random").Random(7)
-    alphabet = "aB3_-+/=.~ x\n\t(éü日本"
-    for _ in range(5000):
-        text = "".join(rng.choice(alphabet) if rng.random() < .3 else rng.choice("abXY09")
-                       for _ in range(rng.randint(0, 200)))
-        assert content.key_runs(text) == [m.span() for m in definition.finditer(text)], text
-
-
 def test_records_are_read_as_json_loads_reads_them():
     from sessidx.readers import json_value as loads
 
