@@ -1,27 +1,30 @@
 """Secrets out of what sessidx indexes and shows: `mask(text)` replaces each secret's value with
-a mark and keeps the words around it (`password=…`: `password` stays searchable).
+a mark and keeps the words around it (`password=•••`: `password` stays searchable).
 
 What is a secret:
 - gitleaks' published rules (sessidx/gitleaks_rules.py, 221 rules: cloud, VCS, chat, payment
   and AI providers' key formats, JWTs, private keys, keys beside a provider's name), each with
   its secret group and entropy floor, as gitleaks applies them;
 - a value after password|passwd|pwd|secret|token|api key|auth token|access key (and
-  `NAME_PASSWORD`, `x-api-key`, ...) with `=`, `:`, `=>` or a space (after a space only a value
-  holding a digit or a symbol: `token expired` is talk); a quoted value up to its quote;
-- `Bearer <token>`, `Authorization: Basic <token>`; URL userinfo (`scheme://user:PASS@host`,
-  and a token as the whole userinfo, as in a Sentry DSN); `curl -u user:PASS`, `sshpass -p PASS`,
+  `NAME_PASSWORD`, `x-api-key`, ...): after `=` any value (`.env`, shell), after `:`, ` = `,
+  `=>` or a space only one holding a digit or a symbol, or quoted (`token expired` is talk,
+  `password = make()` is code); a quoted value up to its quote, with no space in it;
+- `Bearer <token>`, `Basic <token>`; URL userinfo (`scheme://user:PASS@host`, and a token as
+  the whole userinfo, as in a Sentry DSN); `curl -u user:PASS`, `sshpass -p PASS`,
   `mysql -pPASS` / `--password PASS`;
-- random-looking runs: hex of 32 or more (but 40: a git commit id, which people search), runs of
-  one case and digits of 20 or more, mixed-case runs with digits of 32 or more, runs starting
-  with a common key prefix (`sk-`, `pk-`, `ghp_`, `xoxb-`, `AKIA`, `eyJ`, `hf_`, ...), anything
-  over 200 characters without a break, and PEM private-key blocks.
+- random-looking runs: hex of 32 or more (but 40: a git commit id, which people search), one
+  case with letters and digits of 20 or more, mixed case with digits of 24 or more (3 digits)
+  or 32, base64 over detect-secrets' entropy floor (4.5), runs starting with a common key
+  prefix (`sk-`, `ghp_`, `xoxb-`, `AKIA`, `eyJ`, `hf_`, ...), anything over 200 characters
+  without a break, and PEM private-key blocks.
 
-Cost (text is read once in C, rules run only where something may be): `str.translate` finds the
+Cost (text is read in C, rules run only where something may be): `str.translate` finds the
 runs of token characters (`=` and `:` end one, so `NAME=AKIA…` shows its prefix); only a run of
-16 or more that holds a digit, or is 40 long, is judged, and the gitleaks rules whose keywords
-appear within 96 characters of it are tried there. Key words are found with `str.find` and their
-patterns tried at that spot only. `re` and the rules are loaded on the first candidate, so a
-keystroke whose snippets hold none loads neither.
+16 or more holding a digit (or 40 long, or with a key prefix) is judged, and of the gitleaks
+rules whose keywords appear within 96 characters of it, those naming a provider before an
+operator, or whose keyword is in the run. Key words are found with `str.find` and their
+patterns tried at that spot only. `re` and the rules are loaded on the first candidate, each
+pattern compiled on its first use, so a keystroke whose snippets hold none loads neither.
 """
 
 from __future__ import annotations
@@ -140,8 +143,7 @@ def _judge_run(text: str, low: str, start: int, end: int, run: str, spans: list[
         first = start + run.find(core)
         spans.append((first, first + len(core)))
         return
-    lo, hi = max(0, start - _WINDOW), min(len(text), end + 8)
-    _gitleaks(text, low, lo, hi, spans)
+    _gitleaks(text, low, start, end, spans)
 
 
 def _looks_random(run: str) -> bool:
@@ -166,6 +168,7 @@ def _looks_random(run: str) -> bool:
 
 # --- gitleaks' rules, compiled on first use, each only where one of its keywords is ---------
 
+_SEMI_GENERIC = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
 _rules: Any = None  # keyword -> [(compiled regex, secret group, entropy)]
 _all_keywords: tuple[str, ...] = ()
 
@@ -175,10 +178,11 @@ def _load() -> Any:
     if _rules is None:
         from sessidx.gitleaks_rules import RULES
 
-        by_keyword: dict[str, list[tuple[str, int, float]]] = {}
+        by_keyword: dict[str, list[tuple[str, int, float, bool]]] = {}
         for _id, keywords, regex, group, entropy in RULES:
+            named = _SEMI_GENERIC in regex  # gitleaks' `<provider name> <operator> <value>` rules
             for keyword in keywords:
-                by_keyword.setdefault(keyword, []).append((regex, group, entropy))
+                by_keyword.setdefault(keyword, []).append((regex, group, entropy, named))
         _rules = by_keyword
         _all_keywords = tuple(by_keyword)
     return _rules
@@ -196,12 +200,29 @@ def _compile(regex: str) -> Any:
     return pattern
 
 
-def _gitleaks(text: str, low: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> None:
+_windows = 0  # windows looked at so far: past _TRIE_AFTER, the keywords are found by one pattern
+_TRIE_AFTER = 200  # compiling that pattern costs more than a keystroke's few windows (measured: 30 ms)
+
+
+def _gitleaks(text: str, low: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    """The rules that may match at the run text[start:end]: a provider's name before it (up to
+    _WINDOW) when an operator (`=`, `:`, `>`, `,`, `|`) stands just before the run, else a
+    keyword inside the run itself, as a key format's prefix is."""
+    global _windows
     rules = _load()
+    _windows += 1
+    lo, hi = max(0, start - _WINDOW), min(len(text), end + 8)
+    if _windows > _TRIE_AFTER:
+        keywords: Any = {m.group() for m in _keyword_finder().finditer(low, lo, hi)}
+    else:
+        window = low[lo:hi]
+        keywords = [k for k in _all_keywords if k in window]
+    assigned = any(c in text[max(0, start - 10):start] for c in "=:>,|")
     tried = set()
-    for keyword in {m.group() for m in _keyword_finder().finditer(low, lo, hi)}:
-        for regex, group, entropy in rules[keyword]:
-            if regex in tried:
+    for keyword in keywords:
+        inside = keyword in low[max(0, start - 2):end]
+        for regex, group, entropy, named in rules[keyword]:
+            if regex in tried or not (inside or named and assigned):
                 continue
             tried.add(regex)
             for m in _compile(regex).finditer(text, lo, hi):
@@ -259,32 +280,32 @@ def _entropy(s: str) -> float:
 
 # --- key words and command-line idioms, matched where the word stands -----------------------
 
-_patterns: Any = None
+# a quoted value holds no space: `'Password: ' and then '` is two strings, not one
+_VALUE = (r"""(?:"(?P<dq>[^"\s]{1,200})"|'(?P<sq>[^'\s]{1,200})'|`(?P<bq>[^`\s]{1,200})`"""
+          r"""|(?P<v>[^\s"'`,;()<>\[\]{}]{1,200}))""")
+_LITERAL = r"""["'`]|[^\s"'`]*[0-9!@#$%^&*~+=]"""  # quoted, or holding a digit or a symbol
+_PATTERNS = {
+    # the key word, the rest of its name (DB_PASSWORD_FILE, api_key_id), an operator, the value;
+    # with spaces around the operator (code: `password = make()`) only a literal-looking value
+    "assign": (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key)s?[\w.-]{0,24}?[\"']?"
+               r"(?:=(?![=\s])|[ \t]{0,3}(?:=>|:=|=(?!=)|:(?!:))[ \t]{0,3}(?=" + _LITERAL + r"))"
+               r"(?:(?:basic|bearer|token)[ \t]+)?" + _VALUE),
+    "spaced": (r"(?:password|passwd|passphrase|pwd|secret|token)s?[ \t]+(?:is[ \t]+)?"
+               r"(?=" + _LITERAL + r")(?!0x)(?P<v>[^\s\"'`,;()<>\[\]{}]{8,200})"),
+    "sshpass": r"pass[ \t]+-p[ \t]*" + _VALUE,
+    "option": r"(?:^|[ \t])(?:-p|--password[= ]|-u|--user[= ])[ \t]*" + _VALUE,
+    "userinfo": r"(?P<user>[^\s:/@?#\"'<>]{0,200})(?::(?P<v>[^\s/@?#\"'<>]{1,200}))?@[\w.-]",
+}
+_CASELESS = ("assign", "spaced", "sshpass")
+_patterns: dict[str, Any] = {}
 
 
 def _pattern(name: str) -> Any:
-    global _patterns
-    if _patterns is None:
+    """Compiled on first use, each alone: a keystroke pays only for what its snippets need."""
+    if name not in _patterns:
         import re
 
-        # a quoted value holds no space: `'Password: ' and then '` is two strings, not one
-        value = (r"""(?:"(?P<dq>[^"\s]{1,200})"|'(?P<sq>[^'\s]{1,200})'|`(?P<bq>[^`\s]{1,200})`"""
-                 r"""|(?P<v>[^\s"'`,;()<>\[\]{}]{1,200}))""")
-        literal = r"""["'`]|[^\s"'`]*[0-9!@#$%^&*~+=]"""  # quoted, or holding a digit or a symbol
-        _patterns = {
-            # the key word, the rest of its name (DB_PASSWORD_FILE, api_key_id), an operator, the value
-            # the key word, the rest of its name (DB_PASSWORD_FILE, api_key_id), an operator, the value;
-            # with spaces around the operator (code: `password = make()`) only a literal-looking value
-            "assign": re.compile(
-                r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key)s?[\w.-]{0,24}?[\"']?"
-                r"(?:=(?![=\s])|[ \t]{0,3}(?:=>|:=|=(?!=)|:(?!:))[ \t]{0,3}(?=" + literal + r"))"
-                r"(?:(?:basic|bearer|token)[ \t]+)?" + value, re.I),
-            "spaced": re.compile(r"(?:password|passwd|passphrase|pwd|secret|token)s?[ \t]+(?:is[ \t]+)?"
-                                 r"(?=" + literal + r")(?!0x)(?P<v>[^\s\"'`,;()<>\[\]{}]{8,200})", re.I),
-            "sshpass": re.compile(r"pass[ \t]+-p[ \t]*" + value, re.I),
-            "option": re.compile(r"(?:^|[ \t])(?:-p|--password[= ]|-u|--user[= ])[ \t]*" + value),
-            "userinfo": re.compile(r"(?P<user>[^\s:/@?#\"'<>]{0,200})(?::(?P<v>[^\s/@?#\"'<>]{1,200}))?@[\w.-]"),
-        }
+        _patterns[name] = re.compile(_PATTERNS[name], re.I if name in _CASELESS else 0)
     return _patterns[name]
 
 
