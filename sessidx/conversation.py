@@ -161,7 +161,8 @@ def _rest(f: Any, pos: int, start: bytes, most: int) -> tuple[bytes, bool]:
 
 
 def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, str]]:
-    """The last `exchanges` user prompts of a session, each with what followed it, in order."""
+    """The last `exchanges` user prompts of a session, each with what followed it, in order,
+    secrets masked."""
     said: list[tuple[str, str]] = []
     path = session.path or ""
     if by_records(app, path):
@@ -175,8 +176,11 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
             said = list(app.conversation(session))
         except Exception:  # a broken document: no conversation shown, the plan still is
             return []
+    from sessidx.redact import mask
+
     prompts = [i for i, (role, _) in enumerate(said) if role == "user"]
-    return said[prompts[-exchanges]:] if len(prompts) >= exchanges else said
+    shown = said[prompts[-exchanges]:] if len(prompts) >= exchanges else said
+    return [(role, mask(text)) for role, text in shown]  # as shown in the preview: no secret
 
 
 PREVIEW_STORE_CAP = 8 * 1024 * 1024  # a document or database read whole (a database copied) on a key press

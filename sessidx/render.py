@@ -342,6 +342,8 @@ def _wrapped(text: str, width: int, most: int) -> list[str]:
 def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> list[str]:
     from datetime import datetime
 
+    from sessidx.redact import mask
+
     exists = session.cwd is not None and os.path.isdir(session.cwd)
     when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
     branch = session.branch or "(unknown)"
@@ -365,7 +367,7 @@ def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> l
     lines += [
         "",
         f"{session.app}  {session.id}" + ("  [archived]" if session.archived else ""),
-        f"title     {session.title or '(none)'}",
+        f"title     {mask(session.title) if session.title else '(none)'}",
         f"folder    {tilde(session.cwd) or '(none)'}" + ("" if exists else f"   {_MISSING}"),
         f"branch    {branch}",
         f"model     {session.model or '(default)'}" + (f"   effort {session.effort}" if session.effort else ""),

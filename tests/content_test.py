@@ -16,8 +16,8 @@ from homes import ClaudeSession, CodexThread, write_codex_home
 
 from sessidx.apps import APPS
 from sessidx.config import current_env
-from sessidx.content import mask, reading, store
 from sessidx.content import query as content_query
+from sessidx.content import reading, store
 from sessidx.content.query import search
 from sessidx.conversation import recent
 from sessidx.index import build
@@ -396,18 +396,6 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     for i in (0, 17, 39):
         assert found(db, f"topic{i}") == [sessions[i].session_id]
     assert len(found(db, "shared words")) == 40
-
-
-def test_key_runs_are_the_runs_a_regex_finds():
-    """key_runs finds runs with str.translate and str.find (no `re` on a keystroke); it must
-    agree with the plain definition, for ASCII and for any other text."""
-    definition = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
-    rng = __import__("random").Random(7)
-    alphabet = "aB3_-+/=.~ x\n\t(éü日本"
-    for _ in range(5000):
-        text = "".join(rng.choice(alphabet) if rng.random() < .3 else rng.choice("abXY09")
-                       for _ in range(rng.randint(0, 200)))
-        assert mask.key_runs(text) == [m.span() for m in definition.finditer(text)], text
 
 
 def test_records_are_read_as_json_loads_reads_them():

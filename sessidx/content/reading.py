@@ -8,10 +8,10 @@ import time
 
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
-from sessidx.content.mask import without_secrets
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
 from sessidx.conversation import by_records, messages_from
 from sessidx.model import Session
+from sessidx.redact import mask
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ BULK = 100  # sources to read at once (a first index): FTS5's merging waits, a s
 
 def indexable(text: str) -> str:
     """The text as it goes into FTS5: secrets out, CJK characters apart."""
-    return cjk_apart(without_secrets(text))
+    return cjk_apart(mask(text, " "))
 
 
 class _Source:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sessidx.content.mask import without_secrets
 from sessidx.conversation import by_records, lines_holding, safe_said
 from sessidx.model import Session
 from sessidx.readers import json_value
+from sessidx.redact import mask
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def snippet_of(text: str, words: list[str], width: int = 120) -> str:
     text = " ".join(text.split())
     at = max(0, min((i for w in words if (i := _find(w, text)) >= 0), default=0))
     region_start = max(0, at - 400)
-    region = without_secrets(text[region_start:at + width + 400], "…")
+    region = mask(text[region_start:at + width + 400])
     start = max(0, min((i for w in words if (i := _find(w, region)) >= 0), default=0) - width // 3)
     cut = region[start:start + width]
     return ("…" if region_start + start else "") + cut + ("…" if start + width < len(region) or

@@ -1,0 +1,364 @@
+"""Secrets out of what sessidx indexes and shows: `mask(text)` replaces each secret's value with
+a mark and keeps the words around it (`password=•••`: `password` stays searchable).
+
+What is a secret:
+- gitleaks' published rules (sessidx/gitleaks_rules.py, 221 rules: cloud, VCS, chat, payment
+  and AI providers' key formats, JWTs, private keys, keys beside a provider's name), each with
+  its secret group and entropy floor, as gitleaks applies them;
+- a value after password|passwd|pwd|secret|token|api key|auth token|access key (and
+  `NAME_PASSWORD`, `x-api-key`, ...): after `=` any value (`.env`, shell), after `:`, ` = `,
+  `=>` or a space only one holding a digit or a symbol, or quoted (`token expired` is talk,
+  `password = make()` is code); a quoted value up to its quote, with no space in it;
+- `Bearer <token>`, `Basic <token>`; URL userinfo (`scheme://user:PASS@host`, and a token as
+  the whole userinfo, as in a Sentry DSN); `curl -u user:PASS`, `sshpass -p PASS`,
+  `mysql -pPASS` / `--password PASS`;
+- random-looking runs: hex of 32 or more (but 40: a git commit id, which people search), one
+  case with letters and digits of 20 or more, mixed case with digits of 24 or more (3 digits)
+  or 32, base64 over detect-secrets' entropy floor (4.5), runs starting with a common key
+  prefix (`sk-`, `ghp_`, `xoxb-`, `AKIA`, `eyJ`, `hf_`, ...), anything over 200 characters
+  without a break, and PEM private-key blocks.
+
+Cost (text is read in C, rules run only where something may be): `str.translate` finds the
+runs of token characters (`=` and `:` end one, so `NAME=AKIA…` shows its prefix); only a run of
+16 or more holding a digit (or 40 long, or with a key prefix) is judged, and of the gitleaks
+rules whose keywords appear within 96 characters of it, those naming a provider before an
+operator, or whose keyword is in the run. Key words are found with `str.find` and their
+patterns tried at that spot only. `re` and the rules are loaded on the first candidate, each
+pattern compiled on its first use, so a keystroke whose snippets hold none loads neither.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+MARK = "•••"  # what a reader sees in place of a secret
+# a token's characters: `=` and `:` are not, so `NAME=VALUE` and `user:pass` are two runs
+_TOKEN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~"
+_RUN = 16  # shorter runs are judged only after a key word
+_WINDOW = 96  # how far before a run a provider's name may stand (gitleaks: 50 + 20 + operators)
+# token characters to "k", other ASCII to " ", the rest kept: runs are then found by str.find, in C
+_MASK = {c: "k" if chr(c) in _TOKEN else " " for c in range(128)}
+_DIGITS = frozenset("0123456789")
+_HEX = frozenset("0123456789abcdef")
+_PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-", "xoxe-",
+             "xoxo-", "xoxp-", "xoxr-", "xoxs-", "AKIA", "ASIA", "AIza", "eyJ", "glpat-", "npm_", "hf_", "pypi-",
+             "shpat_", "shpss_", "dop_v1_", "doo_v1_", "sntrys_", "sntryu_", "AGE-SECRET-KEY-")
+# key words, found with str.find in the lower-case text; each is then matched where it stands
+_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "curl", "mysql")
+# `key` alone names too many things: only an api, access, private or secret key is one
+_KEY_OWNERS = ("api", "api_", "api-", "access", "access_", "access-", "private", "private_", "secret_")
+_SCHEMES = ("bearer ", "basic ", "token ")  # `Authorization: Bearer <token>`
+_KEY_NAMES = ("pass", "pwd", "password", "passwd", "secret", "token", "key", "_password", "_token", "_secret", "_key")
+_NOT_VALUES = frozenset({"none", "null", "nil", "true", "false", "str", "string", "int", "bool", "bytes", "required",
+                         "optional", "undefined", "self", "lambda", "is", "was", "the", "a", "an", "of", "to", "and",
+                         "if", "else", "elif", "def", "return", "raise", "not", "in", "for", "while", "with", "import",
+                         "class", "open", "pass", "yield", "print", "or", "async", "await", "new", "const", "let",
+                         "var", "function", "dict", "list", "any", "object", "float"})
+
+
+def mask(text: str, mark: str = MARK) -> str:
+    """`text` with the value of each secret in it replaced by `mark`."""
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    kept, at = [], 0
+    for start, end in spans:
+        kept += [text[at:start], mark]
+        at = end
+    return "".join(kept) + text[at:]
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each secret value in `text`, in order, not overlapping."""
+    spans: list[tuple[int, int]] = []
+    _private_keys(text, spans)
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer: places would shift
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    for at, end in token_runs(text):
+        run = text[at:end]
+        if _DIGITS.isdisjoint(run):  # most runs: words, names and paths
+            if len(run) >= 40 or (not run.islower() and run.startswith(_PREFIXES)):
+                _judge_run(text, low, at, end, run, spans)
+        elif sum(c.isalpha() for c in run) >= 2:
+            _judge_run(text, low, at, end, run, spans)
+    for word in _TRIGGERS:
+        at = low.find(word)
+        while at >= 0:
+            if word != "key" or low.endswith(_KEY_OWNERS, max(0, at - 7), at):
+                _after_key_word(text, low, at, word, spans)
+            at = low.find(word, at + len(word))
+    if "://" in low and "@" in low:
+        at = low.find("://")
+        while at >= 0:
+            _userinfo(text, at + 3, spans)
+            at = low.find("://", at + 3)
+    return _merged(spans)
+
+
+def token_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of at least _RUN token characters, found with str.translate
+    and str.find (in C: a regex takes 4 times as long)."""
+    masked = text.translate(_MASK)
+    plain = masked.isascii()
+    at = masked.find("k" * _RUN)
+    while at >= 0:  # the first _RUN k's after a run's end start the next long run
+        end = masked.find(" ", at) if plain else at + _RUN
+        if end < 0:
+            end = len(masked)
+        while not plain and end < len(masked) and masked[end] == "k":  # a character not ASCII ends it too
+            end += 1
+        yield at, end
+        at = masked.find("k" * _RUN, end)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(s for s in spans if s[1] > s[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _private_keys(text: str, spans: list[tuple[int, int]]) -> None:
+    """A PEM private-key block, from its BEGIN line to its END line (or the text's end)."""
+    key = text.find("PRIVATE KEY-----")
+    while key >= 0:
+        begin = text.rfind("-----BEGIN ", 0, key)
+        end_line = text.find("-----END ", key)
+        closing = text.find("-----", end_line + 9) if end_line >= 0 else -1
+        end = closing + 5 if closing >= 0 else len(text)
+        spans.append((begin if begin >= 0 else key, end))
+        key = text.find("PRIVATE KEY-----", end)
+
+
+def _judge_run(text: str, low: str, start: int, end: int, run: str, spans: list[tuple[int, int]]) -> None:
+    if _looks_random(run) or low.endswith(_SCHEMES, max(0, start - 8), start):
+        core = run.strip("-_./+~")
+        first = start + run.find(core)
+        spans.append((first, first + len(core)))
+        return
+    _gitleaks(text, low, start, end, spans)
+
+
+def _looks_random(run: str) -> bool:
+    if run.startswith(_PREFIXES) or len(run) >= 200:  # a known key format, or a payload
+        return True
+    for part in run.replace("_", "-").replace(".", "-").replace("/", "-").split("-"):  # `key-<hex>`, base64
+        if len(part) < 20 or not part.isalnum():
+            continue
+        letters = sum(c.isalpha() for c in part)
+        digits = len(part) - letters
+        if part.islower() or part.isupper():  # one case: hex, or letters and digits
+            if len(part) >= 32 and _HEX.issuperset(part.lower()) and letters and digits:
+                if len(part) != 40:  # a git commit id is searched for, not secret
+                    return True
+            elif letters >= 4 and digits >= 4:
+                return True
+        elif digits >= 3 and len(part) >= 24 or digits and len(part) >= 32:  # mixed case and digits
+            return True
+    # base64 with its slashes: random, unless a path (detect-secrets' floor for base64 strings: 4.5)
+    return len(run) >= 32 and ("/" in run or "+" in run) and run.lower() != run and _entropy(run) > 4.5
+
+
+# --- gitleaks' rules, compiled on first use, each only where one of its keywords is ---------
+
+_SEMI_GENERIC = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
+_rules: Any = None  # keyword -> [(compiled regex, secret group, entropy)]
+_all_keywords: tuple[str, ...] = ()
+
+
+def _load() -> Any:
+    global _rules, _all_keywords
+    if _rules is None:
+        from sessidx.gitleaks_rules import RULES
+
+        by_keyword: dict[str, list[tuple[str, int, float, bool]]] = {}
+        for _id, keywords, regex, group, entropy in RULES:
+            named = _SEMI_GENERIC in regex  # gitleaks' `<provider name> <operator> <value>` rules
+            for keyword in keywords:
+                by_keyword.setdefault(keyword, []).append((regex, group, entropy, named))
+        _rules = by_keyword
+        _all_keywords = tuple(by_keyword)
+    return _rules
+
+
+_compiled: dict[str, Any] = {}
+
+
+def _compile(regex: str) -> Any:
+    pattern = _compiled.get(regex)
+    if pattern is None:
+        import re
+
+        pattern = _compiled[regex] = re.compile(regex)
+    return pattern
+
+
+_windows = 0  # windows looked at so far: past _TRIE_AFTER, the keywords are found by one pattern
+_TRIE_AFTER = 200  # compiling that pattern costs more than a keystroke's few windows (measured: 30 ms)
+
+
+def _gitleaks(text: str, low: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    """The rules that may match at the run text[start:end]: a provider's name before it (up to
+    _WINDOW) when an operator (`=`, `:`, `>`, `,`, `|`) stands just before the run, else a
+    keyword inside the run itself, as a key format's prefix is."""
+    global _windows
+    rules = _load()
+    _windows += 1
+    lo, hi = max(0, start - _WINDOW), min(len(text), end + 8)
+    if _windows > _TRIE_AFTER:
+        keywords: Any = {m.group() for m in _keyword_finder().finditer(low, lo, hi)}
+    else:
+        window = low[lo:hi]
+        keywords = [k for k in _all_keywords if k in window]
+    assigned = any(c in text[max(0, start - 10):start] for c in "=:>,|")
+    tried = set()
+    for keyword in keywords:
+        inside = keyword in low[max(0, start - 2):end]
+        for regex, group, entropy, named in rules[keyword]:
+            if regex in tried or not (inside or named and assigned):
+                continue
+            tried.add(regex)
+            for m in _compile(regex).finditer(text, lo, hi):
+                _add_secret(m, group, entropy, spans)
+
+
+_finder: Any = None
+
+
+def _keyword_finder() -> Any:
+    """One pattern finding every rule keyword (lower case), as a trie: Python's `re` tries the
+    branches of an alternation one by one, so shared beginnings are taken once."""
+    global _finder
+    if _finder is None:
+        import re
+
+        trie: dict[str, Any] = {}
+        for keyword in _load():
+            node = trie
+            for c in keyword:
+                node = node.setdefault(c, {})
+            node[""] = {}
+
+        def pattern(node: dict[str, Any]) -> str:
+            branches = [re.escape(c) + pattern(sub) for c, sub in sorted(node.items()) if c]
+            if not branches:
+                return ""
+            body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
+            return body + ("?" if "" in node else "")
+
+        _finder = re.compile(pattern(trie))
+    return _finder
+
+
+def _add_secret(m: Any, group: int, entropy: float, spans: list[tuple[int, int]]) -> None:
+    """gitleaks' choice of the secret: the rule's group, else its first non-empty group, else the match."""
+    if group:
+        span = m.span(group)
+    else:
+        span = next((m.span(i) for i in range(1, (m.re.groups or 0) + 1) if m.group(i)), m.span())
+    if span[0] < 0:
+        return
+    secret = m.string[span[0]:span[1]]
+    if entropy and _entropy(secret) <= entropy:
+        return
+    spans.append(span)
+
+
+def _entropy(s: str) -> float:
+    import math
+
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in (s.count(ch) for ch in set(s))) if n else 0.0
+
+
+# --- key words and command-line idioms, matched where the word stands -----------------------
+
+# a quoted value holds no space: `'Password: ' and then '` is two strings, not one
+_VALUE = (r"""(?:"(?P<dq>[^"\s]{1,200})"|'(?P<sq>[^'\s]{1,200})'|`(?P<bq>[^`\s]{1,200})`"""
+          r"""|(?P<v>[^\s"'`,;()<>\[\]{}]{1,200}))""")
+_LITERAL = r"""["'`]|[^\s"'`]*[0-9!@#$%^&*~+=]"""  # quoted, or holding a digit or a symbol
+_PATTERNS = {
+    # the key word, the rest of its name (DB_PASSWORD_FILE, api_key_id), an operator, the value;
+    # with spaces around the operator (code: `password = make()`) only a literal-looking value
+    "assign": (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key)s?[\w.-]{0,24}?[\"']?"
+               r"(?:=(?![=\s])|[ \t]{0,3}(?:=>|:=|=(?!=)|:(?!:))[ \t]{0,3}(?=" + _LITERAL + r"))"
+               r"(?:(?:basic|bearer|token)[ \t]+)?" + _VALUE),
+    "spaced": (r"(?:password|passwd|passphrase|pwd|secret|token)s?[ \t]+(?:is[ \t]+)?"
+               r"(?=" + _LITERAL + r")(?!0x)(?P<v>[^\s\"'`,;()<>\[\]{}]{8,200})"),
+    "sshpass": r"pass[ \t]+-p[ \t]*" + _VALUE,
+    "option": r"(?:^|[ \t])(?:-p|--password[= ]|-u|--user[= ])[ \t]*" + _VALUE,
+    "userinfo": r"(?P<user>[^\s:/@?#\"'<>]{0,200})(?::(?P<v>[^\s/@?#\"'<>]{1,200}))?@[\w.-]",
+}
+_CASELESS = ("assign", "spaced", "sshpass")
+_patterns: dict[str, Any] = {}
+
+
+def _pattern(name: str) -> Any:
+    """Compiled on first use, each alone: a keystroke pays only for what its snippets need."""
+    if name not in _patterns:
+        import re
+
+        _patterns[name] = re.compile(_PATTERNS[name], re.I if name in _CASELESS else 0)
+    return _patterns[name]
+
+
+def _value_span(m: Any) -> tuple[int, int] | None:
+    for name in ("dq", "sq", "bq", "v"):
+        if name in m.re.groupindex and m.group(name):
+            value = m.group(name)
+            if value.lower() in _NOT_VALUES or value[0] in "$%{<#" or set(value) <= {"*", "x", "X", "•", "."}:
+                return None
+            if name == "v" and m.string[m.end():m.end() + 1] in ("(", "["):  # a call or a lookup, not a value
+                return None
+            start, end = m.span(name)
+            return start, end
+    return None
+
+
+def _after_key_word(text: str, low: str, at: int, word: str, spans: list[tuple[int, int]]) -> None:
+    if word in ("curl", "mysql"):  # `-u user:PASS`, `-pPASS`: options on the same line
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        option = _pattern("option")
+        for m in option.finditer(text, at, line_end):
+            span = _value_span(m)
+            if span:
+                value = text[span[0]:span[1]]
+                if "-u" in m.group() or "--user" in m.group():  # user:password: only the password
+                    colon = value.find(":")
+                    if colon < 0:
+                        continue
+                    span = (span[0] + colon + 1, span[1])
+                spans.append(span)
+        return
+    if word == "pass" and low.startswith("sshpass", at - 3) and (m := _pattern("sshpass").match(text, at)):
+        if span := _value_span(m):
+            spans.append(span)
+        return
+    for name in ("assign", "spaced"):
+        m = _pattern(name).match(text, at)
+        if m and (span := _value_span(m)):
+            value = text[span[0]:span[1]]
+            named = value.lower().rsplit(".", 1)[-1]  # `password=password`, `token=self.token`: a name
+            if word == "pwd" and value[:1] in "/~." or named in _KEY_NAMES or named.endswith(_KEY_NAMES[7:]):
+                return  # $PWD is the current folder
+            spans.append(span)
+            return
+
+
+def _userinfo(text: str, at: int, spans: list[tuple[int, int]]) -> None:
+    """`scheme://user:PASS@host`: the password; a token as the whole userinfo (a Sentry DSN): it."""
+    m = _pattern("userinfo").match(text, at)
+    if not m:
+        return
+    if m.group("v"):
+        spans.append(m.span("v"))
+    elif len(m.group("user")) >= _RUN and not _DIGITS.isdisjoint(m.group("user")):
+        spans.append(m.span("user"))

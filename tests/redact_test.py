@@ -1,0 +1,125 @@
+"""Secrets never reach the content index nor any output (issue 16): the shapes of tests/secret_corpus.py,
+masked by sessidx.redact, planted in every app's real format, are neither found nor shown, while the
+words around them (and the key word `password` itself) still are."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from sessidx.config import current_env
+from tests.conftest import run_cli
+from tests.content_test import APPS_WITH_DATA, a_plain_prompt, claude_home, home_for, plant, search_json, sessions_of
+from tests.secret_corpus import CORPUS, KEPT, pieces
+
+
+def leaks(shown: str, value: str) -> list[str]:
+    """What of `value` shows in `shown`: itself, or a part a search could ask for."""
+    return [p for p in [value, *pieces(value)] if p in shown]
+
+
+def test_the_corpus_is_big_enough_and_every_value_is_in_its_text():
+    assert len(CORPUS) >= 50
+    assert all(value in text for text, value in CORPUS)
+
+
+@pytest.mark.parametrize(("text", "value"), CORPUS, ids=[t[:40] for t, _ in CORPUS])
+def test_each_shape_is_masked_and_the_words_around_it_kept(text, value):
+    from sessidx.redact import MARK, mask
+
+    masked = mask(text)
+    assert leaks(masked, value) == [], masked
+    assert MARK in masked
+    # the key word and the other plain words stay: only the value goes (and a user name with its
+    # password, where gitleaks' curl rule takes `user:password` as the secret)
+    words = [w for w in text.split() if value not in w and w.isalpha() and len(w) >= 4 and w != "alice"]
+    if text.startswith("-----BEGIN"):  # a private-key block goes whole
+        words = []
+    assert all(w in masked for w in words), masked
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_what_only_looks_like_a_secret_is_kept(text):
+    from sessidx.redact import mask
+
+    assert mask(text) == text
+
+
+def test_the_value_goes_and_the_key_word_stays():
+    from sessidx.redact import mask
+
+    assert mask("password=hunter2 and DB_PASSWORD=s3cr3tpass", "#") == "password=# and DB_PASSWORD=#"
+    assert mask("export AWS_ACCESS_KEY_ID=AKIAQ3EGRT5KZ7XW2YLM", "#") == "export AWS_ACCESS_KEY_ID=#"
+    assert mask("postgres://admin:pa55w0rdZ@db:5432/app", "#") == "postgres://admin:#@db:5432/app"
+
+
+def test_token_runs_are_the_runs_a_regex_finds():
+    """token_runs finds runs with str.translate and str.find (no `re` on a keystroke); it must
+    agree with the plain definition, for ASCII and for any other text."""
+    from sessidx.redact import token_runs
+
+    definition = re.compile(r"[A-Za-z0-9_\-+/.~]{16,}")
+    rng = __import__("random").Random(7)
+    alphabet = "aB3_-+/=:.~ x\n\t(éü日本"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) if rng.random() < .3 else rng.choice("abXY09")
+                       for _ in range(rng.randint(0, 200)))
+        assert list(token_runs(text)) == [m.span() for m in definition.finditer(text)], text
+
+
+def test_every_vendored_gitleaks_rule_compiles():
+    from sessidx.gitleaks_rules import COMMIT, RULES
+
+    assert len(RULES) >= 200 and re.fullmatch(r"[0-9a-f]{40}", COMMIT)
+    for rule_id, keywords, regex, group, _ in RULES:
+        assert re.compile(regex).groups >= group, rule_id
+        assert keywords and all(k == k.lower() for k in keywords), rule_id
+
+
+def said(text: str) -> str:
+    """As planted into JSON and SQLite alike: no character that JSON would escape."""
+    return text.replace('"', "'").replace("\n", " ")
+
+
+@pytest.mark.parametrize("app", APPS_WITH_DATA)
+def test_secrets_in_every_apps_real_format_are_neither_found_nor_shown(app, realdata, tmp_path, monkeypatch):
+    from sessidx.content import store
+    from sessidx.content.query import search
+
+    home = home_for(app, realdata, tmp_path)
+    session, prompt = a_plain_prompt(sessions_of(home, monkeypatch))
+    control = f"zqxcontrol{app}"
+    message = f"the {control} sentence is here. " + " ".join(
+        f"zqm{i:02d}x {said(text)} ;" for i, (text, _) in enumerate(CORPUS))
+    plant(app, session, prompt, message)
+    hits = search_json(home, control)  # the index is built by the command, as a user runs it
+    assert [(h["app"], h["id"]) for h in hits] == [(app, session.id)]
+    assert "password" in message and search_json(home, "password")  # the key word is still found
+
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    db = store.connect(current_env())
+    for i, (_, value) in enumerate(CORPUS):
+        for query in [value, *pieces(value)]:
+            assert search(db, query) == [], (app, query)
+        (hit,) = search(db, f"zqm{i:02d}x", snippet_width=300)
+        assert f"zqm{i:02d}x" in hit.snippet and leaks(hit.snippet, value) == [], (app, hit.snippet)
+
+    printed = run_cli("search", "password", "--json", env={"SESSIDX_HOME": str(home)}).stdout
+    assert json.loads(printed.splitlines()[0])["id"] == session.id
+    preview = run_cli("preview", "--shell", "bash", f"{app}:{session.id}",
+                      env={"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": "4000", "FZF_PROMPT": "content> ",
+                           "FZF_QUERY": control}).stdout
+    assert "best match" in preview and control in preview and "zqm54x" in preview  # the whole message is shown
+    for _, value in CORPUS:
+        assert leaks(printed, value) == [] and leaks(preview, value) == [], (app, value)
+
+
+def test_the_previews_last_exchanges_show_no_secret(home):
+    (a,) = claude_home(home, "deploy it: " + " ; ".join(text for text, _ in CORPUS))
+    shown = run_cli("preview", "--shell", "bash", f"claude:{a.session_id}",
+                    env={"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": "4000"}).stdout
+    assert "said lately" in shown and "deploy it" in shown and "password" in shown
+    for _, value in CORPUS:
+        assert leaks(shown, value) == [], value
