@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = current_env()
     try:
         if args.command == "lines" and getattr(args, "content", None) is not None:
-            from sessidx.content import feed  # a keystroke in content mode: not even `commands`
+            from sessidx.content.feed import feed  # a keystroke in content mode: not even `commands`
 
             return feed(env, _out, args.content)
         from sessidx import commands

@@ -139,16 +139,17 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
 
 def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
     """Content mode: the message of this session that best matches the query, words marked."""
-    from sessidx import content
+    from sessidx.content import query as content_query
+    from sessidx.content.store import open_index
 
     try:
-        found = content.search(content.open_index(env), query, session_key=session.key, limit=1,
-                               snippet_width=3 * max(20, width - 6))
+        found = content_query.search(open_index(env), query, session_key=session.key, limit=1,
+                                     snippet_width=3 * max(20, width - 6))
     except SessidxError:
         return []
     if not found:
         return []
-    return render.conversation([(found[0].role, found[0].snippet)], width, content.words_of(query),
+    return render.conversation([(found[0].role, found[0].snippet)], width, content_query.words_of(query),
                                title="best match")
 
 
@@ -302,18 +303,19 @@ def picker_stream(env: Env, out: Out) -> int:
 def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
                     announce: bool = False) -> dict[str, int] | None:
     """Bring the content index up to date; None when another sessidx is doing it right now."""
-    from sessidx import content
+    from sessidx.content.reading import refresh
+    from sessidx.content.store import Busy, lock, write_progress
 
     try:
-        held = content.lock(env)
-    except content.Busy:
+        held = lock(env)
+    except Busy:
         return None
     with held:
         sessions = _index(env, announce=announce).sessions
         try:
-            return content.refresh(db, sessions, report)
+            return refresh(db, sessions, report)
         finally:
-            content.write_progress(env, None)
+            write_progress(env, None)
 
 
 def _progress_bar(progress: Any) -> None:
@@ -332,17 +334,18 @@ def _progress_bar(progress: Any) -> None:
 def search(env: Env, out: Out, query: str | None, app: str | None = None, as_json: bool = False,
            limit: int = 50, drop: bool = False, refresh_only: bool = False) -> int:
     """Sessions by what was said in them, after an incremental refresh of the content index."""
-    from sessidx import content
+    from sessidx.content import query as content_query
+    from sessidx.content import store
 
     if drop:
-        render.warn("content index deleted" if content.drop(env) else "there was no content index")
+        render.warn("content index deleted" if store.drop(env) else "there was no content index")
         return ExitCode.OK
     _check_app(app)
-    db = content.open_index(env)
+    db = store.open_index(env)
     tty = sys.stderr.isatty() and not refresh_only
 
     def report(progress: Any) -> None:
-        content.write_progress(env, progress)
+        store.write_progress(env, progress)
         if tty:
             _progress_bar(progress)
 
@@ -360,7 +363,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         return ExitCode.OK
     if done is None:
         render.warn("another sessidx is indexing right now: searching what is indexed so far")
-    hits = content.search(db, query or "", app, limit)
+    hits = content_query.search(db, query or "", app, limit)
     if not hits:
         render.warn(f"no session says {query!r}")
         return ExitCode.ERROR
@@ -431,12 +434,12 @@ def _switch_mode(env: Env, out: Out) -> int:
         out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, here_only)})"
             f"+change-header({HEADER})+reload:{_feed_command(False, app, here_only)}")
         return ExitCode.OK
-    from sessidx import content
+    from sessidx.content.store import enabled, start_refresh
 
-    if not content.enabled(env):
+    if not enabled(env):
         out("change-header:content search is off: SESSIDX_CONTENT=0")
         return ExitCode.OK
-    content.start_refresh(env)
+    start_refresh(env)
     out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, here_only)})"
         f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, here_only)}")
     return ExitCode.OK

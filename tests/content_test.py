@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from homes import ClaudeSession, CodexThread, write_codex_home
 
-from sessidx import content
 from sessidx.apps import APPS
 from sessidx.config import current_env
+from sessidx.content import mask, reading, store
+from sessidx.content import query as content_query
+from sessidx.content.query import search
 from sessidx.conversation import recent
 from sessidx.index import build
 from sessidx.model import Session
@@ -139,12 +141,12 @@ def transcript(home: Path, s: ClaudeSession) -> Path:
 def refresh(home: Path, monkeypatch) -> tuple[dict[str, int], sqlite3.Connection]:
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     env = current_env()
-    db = content.connect(env)
-    return content.refresh(db, build(env, APPS.values()).sessions), db
+    db = store.connect(env)
+    return reading.refresh(db, build(env, APPS.values()).sessions), db
 
 
 def found(db: sqlite3.Connection, query: str) -> list[str]:
-    return [h.session.id for h in content.search(db, query)]
+    return [h.session.id for h in search(db, query)]
 
 
 def test_an_append_is_read_alone_and_found(home, monkeypatch):
@@ -211,7 +213,7 @@ def test_secrets_are_not_indexed(home, monkeypatch):
                    "eyJhbGciOiJIUzI1NiJ9", "Zq9rT4wLm2Xc8VbN", "MIIEowIBAAKCAQEAkeyMaterialQ"):
         assert found(db, secret) == [], secret
     assert found(db, "afterward") == [a.session_id]
-    snippet = content.search(db, "pinecone")[0].snippet
+    snippet = search(db, "pinecone")[0].snippet
     assert "AbCdEf" not in snippet and "Zq9rT4" not in snippet
 
 
@@ -295,7 +297,7 @@ def test_a_rebuild_starts_over_and_finds_everything_again(home, monkeypatch):
     _, db = refresh(home, monkeypatch)
     ClaudeSession(cwd=a.cwd, prompt="Rewritten about kumquats", session_id=a.session_id).write(home)
     refresh(home, monkeypatch)
-    content._rebuild_if_mostly_dead(db, force=True)  # as when dead rows outnumber live ones
+    store.rebuild_if_mostly_dead(db, force=True)  # as when dead rows outnumber live ones
     assert found(db, "release") == []
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 2 and stats["reindexed"] == 0
@@ -369,7 +371,7 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     sessions = claude_home(home, *(f"talk about topic{i} and shared words" for i in range(40)))
     readers = tmp_path / "readers"
     readers.touch()
-    read = content._read
+    read = reading._read
     parent = os.getpid()
     two_cores = len(os.sched_getaffinity(0)) > 1
 
@@ -384,8 +386,8 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
             f.write(f"{os.getpid()}\n")
         return read(source, start)
 
-    monkeypatch.setattr(content, "_read", read_and_note)
-    monkeypatch.setattr(content, "BULK", 10)
+    monkeypatch.setattr(reading, "_read", read_and_note)
+    monkeypatch.setattr(reading, "BULK", 10)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 40 and stats["messages"] >= 40
     assert len(readers.read_text().split()) == 40  # each read once
@@ -405,7 +407,7 @@ def test_key_runs_are_the_runs_a_regex_finds():
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) if rng.random() < .3 else rng.choice("abXY09")
                        for _ in range(rng.randint(0, 200)))
-        assert content.key_runs(text) == [m.span() for m in definition.finditer(text)], text
+        assert mask.key_runs(text) == [m.span() for m in definition.finditer(text)], text
 
 
 def test_records_are_read_as_json_loads_reads_them():
@@ -425,7 +427,7 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
     import multiprocessing
 
     claude_home(home, *(f"talk about subject{i}" for i in range(30)))
-    read = content._read
+    read = reading._read
     parent = os.getpid()
     seen = []
 
@@ -436,16 +438,16 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
                 raise KeyboardInterrupt
         return read(source, start)
 
-    monkeypatch.setattr(content, "_read", interrupted_read)
-    monkeypatch.setattr(content, "BULK", 10)
-    monkeypatch.setattr(content, "COMMIT_SECONDS", 0)  # a commit after each session
+    monkeypatch.setattr(reading, "_read", interrupted_read)
+    monkeypatch.setattr(reading, "BULK", 10)
+    monkeypatch.setattr(reading, "COMMIT_SECONDS", 0)  # a commit after each session
     with pytest.raises(KeyboardInterrupt):
         refresh(home, monkeypatch)
     assert multiprocessing.active_children() == []
-    db = content.connect(current_env())
+    db = store.connect(current_env())
     kept = db.execute("SELECT count(*) FROM source WHERE stamp != ''").fetchone()[0]
     assert 4 <= kept < 30
-    monkeypatch.setattr(content, "_read", read)
+    monkeypatch.setattr(reading, "_read", read)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 30 - kept and stats["reindexed"] == 0
     assert len(found(db, "talk")) == 30
@@ -454,19 +456,19 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
 def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatch):
     """Words in one row rank first; words in different rows of a session are found too, whether
     a common word is looked up in each candidate or listed whole, ranked or newest first."""
-    monkeypatch.setattr(content, "CHUNK_TEXT", 1)  # a row per record: two records are far apart
+    monkeypatch.setattr(reading, "CHUNK_TEXT", 1)  # a row per record: two records are far apart
     apart, elsewhere, together = claude_home(home, "alpha words here", "beta only", "alpha and beta together")
     with transcript(home, apart).open("a") as f:
         f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "later beta came"}}) + "\n")
     _, db = refresh(home, monkeypatch)
     for ranked, ranked_rows in ((5000, 1000), (0, 1000), (5000, 0), (0, 0)):
-        monkeypatch.setattr(content, "RANKED", ranked)
-        monkeypatch.setattr(content, "RANKED_ROWS", ranked_rows)
+        monkeypatch.setattr(content_query, "RANKED", ranked)
+        monkeypatch.setattr(content_query, "RANKED_ROWS", ranked_rows)
         ids = found(db, "alpha beta")
         assert sorted(ids) == sorted([apart.session_id, together.session_id]), (ranked, ranked_rows)
         if ranked_rows:
             assert ids[0] == together.session_id
-        hit = next(h for h in content.search(db, "alpha beta") if h.session.id == apart.session_id)
+        hit = next(h for h in search(db, "alpha beta") if h.session.id == apart.session_id)
         assert "alpha" in hit.snippet or "beta" in hit.snippet
 
 
@@ -478,7 +480,7 @@ def test_a_first_index_is_read_alone_where_no_helper_can_start(home, monkeypatch
         raise OSError(38, "Function not implemented")
 
     claude_home(home, *(f"talk about item{i}" for i in range(12)))
-    monkeypatch.setattr(content, "BULK", 10)
+    monkeypatch.setattr(reading, "BULK", 10)
     monkeypatch.setattr(multiprocessing, "get_context", refused)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 12 and len(found(db, "talk")) == 12
@@ -548,12 +550,12 @@ def test_a_common_word_is_listed_newest_first_within_the_app_asked(home, monkeyp
     claude_home(home, "the shared kumquat question", "an older kumquat question")
     write_codex_home(home, [CodexThread(cwd="/w/codex", title="the shared kumquat thread")])
     _, db = refresh(home, monkeypatch)
-    monkeypatch.setattr(content, "RANKED_ROWS", 0)  # every word counts as common: newest first, in SQL
-    assert [h.session.app for h in content.search(db, "kumquat", app="codex")] == ["codex"]
-    claude = content.search(db, "kumquat", app="claude")
+    monkeypatch.setattr(content_query, "RANKED_ROWS", 0)  # every word counts as common: newest first, in SQL
+    assert [h.session.app for h in search(db, "kumquat", app="codex")] == ["codex"]
+    claude = search(db, "kumquat", app="claude")
     assert [h.session.app for h in claude] == ["claude", "claude"]
     assert claude[0].session.mtime >= claude[1].session.mtime
-    assert len(content.search(db, "kumquat", limit=2)) == 2 and len(content.search(db, "kumquat")) == 3
+    assert len(search(db, "kumquat", limit=2)) == 2 and len(search(db, "kumquat")) == 3
 
 
 def test_a_word_far_into_a_long_message_is_shown_in_its_snippet(home, monkeypatch):
@@ -564,7 +566,7 @@ def test_a_word_far_into_a_long_message_is_shown_in_its_snippet(home, monkeypatc
         for text in (*(f"a short note {i}" for i in range(4)), "padding " * 1500 + "the zanzibarword at last"):
             f.write(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n")
     _, db = refresh(home, monkeypatch)
-    (hit,) = content.search(db, "zanzibarword")
+    (hit,) = search(db, "zanzibarword")
     assert "zanzibarword" in hit.snippet and hit.role == "user"
 
 

@@ -7,9 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from sessidx import content
 from sessidx.apps import APPS
 from sessidx.config import current_env
+from sessidx.content import reading, store
+from sessidx.content.query import search
 from sessidx.conversation import recent
 from sessidx.index import build
 
@@ -72,9 +73,9 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
     try:
         index = build(current_env(), APPS.values())
         build(current_env(), APPS.values())  # warm run too
-        db = content.connect(current_env())
-        stats = content.refresh(db, index.sessions)  # what was said, read from every app's store
-        found = content.search(db, "mock")
+        db = store.connect(current_env())
+        stats = reading.refresh(db, index.sessions)  # what was said, read from every app's store
+        found = search(db, "mock")
         previewed = [recent(s, APPS[s.app]) for s in index.sessions]
     finally:
         RECORDER.active = False

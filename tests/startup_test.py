@@ -66,7 +66,7 @@ def test_a_content_keystroke_loads_neither_json_nor_re(home):
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
     assert loaded_by("search", "--refresh") is not None
     loaded = loaded_by("lines", "--content", "flaky login")
-    assert "sessidx.content" in loaded and loaded & HEAVY - {"functools", "collections", "types"} == set()
+    assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types"} == set()
 
 
 def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):

@@ -1,0 +1,161 @@
+"""Searching: a query parsed into FTS5 phrases, matching sessions found and ranked."""
+
+from __future__ import annotations
+
+import marshal
+
+from sessidx.content.cjk import cjk_apart, is_cjk
+from sessidx.content.snippets import best_message, snippet_of
+from sessidx.model import Session
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    import sqlite3
+else:
+    try:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
+        import _sqlite3 as sqlite3
+    except ImportError:
+        import sqlite3
+
+
+class Hit:
+    def __init__(self, session: Session, score: float, snippet: str, role: str) -> None:
+        self.session = session
+        self.score = score
+        self.snippet = snippet
+        self.role = role
+
+
+def parse_query(query: str) -> list[str]:
+    """FTS5 phrases, one per word or `"quoted phrase"`, each quoted so no character of the
+    query is FTS5 syntax. The last word, while still being typed, also matches as a prefix."""
+    terms = []
+    for i, part in enumerate(query.split('"')):  # odd parts were inside quotes
+        for piece in [part] if i % 2 else part.split():
+            words = "".join(c if c.isalnum() or c == "_" else " " for c in cjk_apart(piece)).split()
+            if words:
+                terms.append('"' + " ".join(words) + '"')
+    # the word being typed matches as a prefix once it has 3 letters (fewer would match half the index)
+    typing = terms[-1].strip('"') if terms and not query.endswith((" ", '"')) else ""
+    if len(typing) >= 3 and not any(is_cjk(c) for c in typing):
+        terms[-1] += " *"
+    return terms
+
+
+RANKED = 5000  # more rows than this hold a word: too common to look it up session by session
+RANKED_ROWS = 1000  # more rows than this hold every word: too common to rank by; newest first then
+# FTS rows with their session; a row of no chunk is dead (its source was read again or is gone)
+_LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
+
+
+def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
+           session_key: str | None = None, snippet_width: int = 120, folder: str | None = None) -> list[Hit]:
+    """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first:
+    those where one stretch of the conversation (a row) holds them all, by FTS5's bm25, then
+    those where they are further apart; ties by recency."""
+    terms = parse_query(query)
+    if not terms:
+        return []
+    scope, scope_params = "", []
+    if session_key:
+        row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
+        if row is None:
+            return []
+        scope, scope_params = " AND c.source = ?", [row[0]]
+    try:
+        found = _together(db, " AND ".join(terms), scope, scope_params, app, None if folder else limit)
+        if len(terms) > 1 and len(found) < limit:
+            for source, rowid in _spread(db, terms, scope, scope_params).items():
+                found.setdefault(source, (0.0, rowid))  # bm25 is negative: after every ranked one
+    except sqlite3.OperationalError:
+        return []  # a query FTS5 cannot parse matches nothing
+    return _hits(db, found, app, limit, terms, snippet_width, folder)
+
+
+def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
+              limit: int | None) -> dict[int, tuple[float, int]]:
+    """Per source, its best row holding every word, with its bm25 score. Words too common to rank
+    by: the `limit` newest sessions holding them (of `app`), each with its newest row."""
+    (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
+    if rows > RANKED_ROWS and not scope:
+        # in SQL, not Python: at 10,000 sessions a common word is in most of them
+        only_app = " WHERE s.key >= ? AND s.key < ?" if app else ""  # `app:` up to `app;`, the next character
+        bounds = [f"{app}:", f"{app};"] if app else []
+        newest = db.execute(
+            f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
+            f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC"
+            + (" LIMIT ?" if limit else ""), [match, *bounds, *([limit] if limit else [])])
+        return {source: (0.0, row) for source, row in newest}
+    found: dict[int, tuple[float, int]] = {}
+    for score, rowid, source in db.execute(f"SELECT bm25(said), said.rowid, c.source {_LIVE}{scope} ORDER BY rank",
+                                           [match, *params]):
+        found.setdefault(source, (score, rowid))  # best first
+    return found
+
+
+def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
+    """Sources holding every word somewhere, each with a row of its rarest word (for a snippet).
+    Candidates come from the rarest word; a common word is then looked up only within them."""
+    counts = [db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [t]).fetchone()[0] for t in terms]
+    order = sorted(range(len(terms)), key=counts.__getitem__)
+    candidates: dict[int, int] = {}
+    for source, rowid in db.execute(f"SELECT c.source, said.rowid {_LIVE}{scope}", [terms[order[0]], *params]):
+        candidates.setdefault(source, rowid)
+    for i in order[1:]:
+        if not candidates:
+            break
+        if counts[i] <= RANKED or len(candidates) > 200:
+            holding = {s for (s,) in db.execute(f"SELECT c.source {_LIVE}{scope}", [terms[i], *params])}
+        else:  # a common word: asked of each candidate's own rows (FTS5 looks a row id up)
+            holding = {s for s in candidates if db.execute(
+                "SELECT 1 FROM chunk c CROSS JOIN said ON said.rowid = c.id WHERE c.source = ? AND said MATCH ?"
+                " LIMIT 1", (s, terms[i])).fetchone()}
+        candidates = {s: r for s, r in candidates.items() if s in holding}
+    return candidates
+
+
+def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str | None, limit: int,
+          terms: list[str], snippet_width: int, folder: str | None = None) -> list[Hit]:
+    """The best `limit` sessions, their snippets read from the transcripts."""
+    if not found:
+        return []
+    ranked = []
+    for source, mtime, key in db.execute(
+            f"SELECT id, mtime, key FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
+        if not app or key.startswith(app + ":"):
+            score, rowid = found[source]
+            ranked.append((score, -mtime, rowid, source))
+    ranked.sort()
+    sessions = {}
+    for part in range(0, len(ranked), limit):  # in the folder: sessions are looked at until enough are
+        shown = ranked[part:part + limit]
+        for source, meta in db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(shown))})",
+                                       [r[3] for r in shown]):
+            try:
+                session = Session(*marshal.loads(meta))
+            except (TypeError, ValueError, EOFError):
+                continue  # written by another Python: refreshed on the next search
+            if folder is None or session.cwd == folder:
+                sessions[source] = session
+        if folder is None or len(sessions) >= limit:
+            break
+    ranked = [r for r in ranked if r[3] in sessions][:limit]
+    places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(ranked))})",
+                             [r[2] for r in ranked]))
+    words = _plain_words(terms)
+    hits = []
+    for score, _, rowid, source in ranked:
+        session = sessions[source]
+        role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], words)
+        hits.append(Hit(session, score, snippet_of(text, words, snippet_width), role))
+    return hits
+
+
+def words_of(query: str) -> list[str]:
+    """The plain words of a query, for highlighting."""
+    return _plain_words(parse_query(query))
+
+
+def _plain_words(terms: list[str]) -> list[str]:
+    """The words of parse_query's phrases, without their quotes and prefix stars."""
+    return [w for t in terms for w in t.strip('"* ').split()]
