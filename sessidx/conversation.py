@@ -9,6 +9,7 @@ import os
 
 from sessidx.model import Session
 from sessidx.readers import json_value
+from sessidx.tool_output import raw_gist
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -28,9 +29,9 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
                  skip: tuple[bytes, ...] = ()) -> Iterator[tuple[int, Any]]:
     """(byte offset, record) for each complete line from `start` holding one of `markers`, then
     (-end, None) with the end of the last complete line. Lines over LINE_CAP are skipped
-    without being held, and long ones showing a `skip` marker (a tool's output, which is not
-    indexed past a few KiB) unparsed; a last line without its newline (being written) is left
-    for next time."""
+    without being held, and long ones showing a `skip` marker (a tool's output) are not parsed:
+    a ToolGist of their head and tail stands for the record; a last line without its newline
+    (being written) is left for next time."""
     from sessidx.readers import open_regular
 
     f = open_regular(path)
@@ -51,10 +52,10 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
             while (nl := buf.find(b"\n", begin)) >= 0:
                 # a line is copied out only to be parsed: most bytes are in lines that are not
                 window = min(nl, begin + MARKER_WINDOW)
-                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers) and not (
-                        skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip)):
-                    record = json_value(buf[begin:nl])  # None for a broken line: the rest is still read
-                    if record is not None:
+                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers):
+                    if skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip):
+                        yield pos + begin, ToolGist(raw_gist(buf, begin, nl))  # not parsed: its head and tail
+                    elif (record := json_value(buf[begin:nl])) is not None:  # None: a broken line, the rest is read
                         yield pos + begin, record
                 skipping = False
                 begin = nl + 1
@@ -65,6 +66,10 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
                 buf = b""
                 skipping = True
     yield -pos, None
+
+
+class ToolGist(str):
+    """What records_from yields for a tool output's record too long to parse: its gist."""
 
 
 def _holds_any(buf: bytes, start: int, end: int, markers: tuple[bytes, ...]) -> bool:
@@ -88,6 +93,8 @@ def messages_from(app: Any, path: str, start: int) -> tuple[list[tuple[int, str,
     for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
         if pos < 0:
             end = -pos
+        elif isinstance(record, ToolGist):
+            said.append((pos, "tool", str(record)))
         else:
             said += [(pos, role, text) for role, text in safe_said(app, record)]
     return said, end

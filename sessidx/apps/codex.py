@@ -18,6 +18,7 @@ from sessidx.apps.base import (
     carry_or_override,
     json_markers,
     one,
+    output_said,
     read_table,
     report,
     said_in,
@@ -293,6 +294,8 @@ class Codex:
             return said_in(item.get("role"), item.get("content"))
         if item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
             return [("tool", w) for w in tool_words(item.get("arguments") or item.get("input") or item.get("action"))]
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            return output_said(item.get("output"))
         return []
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
