@@ -368,10 +368,10 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         render.warn(f"no session says {query!r}")
         return ExitCode.ERROR
     if as_json:
-        _emit(out, [render.json_line({**h.session.to_json(), "snippet": h.snippet, "score": round(-h.score, 3)})
-                    for h in hits])
+        _emit(out, [render.json_line({**h.session.to_json(), "snippet": h.snippet, "score": round(-h.score, 3),
+                                      **({"also": h.also} if h.also else {})}) for h in hits])
     else:
-        sessions = [Session(**{**h.session.to_json(), "title": h.snippet}) for h in hits]
+        sessions = [Session(**{**h.session.to_json(), "title": render.with_also(h.snippet, h.also)}) for h in hits]
         _emit(out, render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty()))
     return ExitCode.OK
 

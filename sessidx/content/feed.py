@@ -40,7 +40,7 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     if head is not None:
         out(head + ("  (no session says that)" if not hits and query.strip() else ""))
     words = words_of(query)
-    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words)}" for h in hits]
+    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words, h.also)}" for h in hits]
     if rows:
         out("\n".join(rows))
     return 0
