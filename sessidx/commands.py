@@ -310,10 +310,18 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
         held = lock(env)
     except Busy:
         return None
+    from sessidx.content.unchanged import listing_stamp, remember, unchanged
+    from sessidx.index import cache_path
+
     with held:
         sessions = _index(env, announce=announce).sessions
+        stamp = listing_stamp(cache_path(env))
+        if unchanged(db, stamp):  # no session changed since the last complete refresh
+            return {"sources": 0, "unchanged": len(sessions)}
         try:
-            return refresh(db, sessions, report)
+            stats = refresh(db, sessions, report)
+            remember(db, stamp, len(sessions), stats)
+            return stats
         finally:
             write_progress(env, None)
 
