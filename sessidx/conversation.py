@@ -79,6 +79,13 @@ def _holds_any(buf: bytes, start: int, end: int, markers: tuple[bytes, ...]) -> 
     return False
 
 
+def transcript_of(app: Any, session: Session) -> str | None:
+    """The session's transcript where the listing found it: the app's `transcript(session)`
+    when it has one (Codex: its rollout found by id in a home moved or restored), else its path."""
+    find = getattr(app, "transcript", None)
+    return find(session) if find is not None else session.path
+
+
 def by_records(app: Any, path: str | None) -> bool:
     """Whether this app's session at `path` is a JSONL transcript read record by record (its
     `said`), rather than a document or store read whole (its `conversation`)."""
@@ -166,7 +173,7 @@ def _rest(f: Any, pos: int, start: bytes, most: int) -> tuple[bytes, bool]:
 def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, str]]:
     """The last `exchanges` user prompts of a session, each with what followed it, in order."""
     said: list[tuple[str, str]] = []
-    path = session.path or ""
+    path = transcript_of(app, session) or ""
     if by_records(app, path):
         try:
             size = os.stat(path).st_size

@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from homes import ClaudeSession
+from homes import ClaudeSession, CodexThread, write_codex_home
 
 from sessidx import commands
 from sessidx.apps import APPS
@@ -16,6 +16,7 @@ from sessidx.content import reading, store
 from sessidx.content.near import SCREEN, edits
 from sessidx.content.query import search
 from sessidx.index import build
+from tests.conftest import run_cli
 
 
 def sessions(home, *prompts: str, deep: tuple[str, ...] = ()) -> list[ClaudeSession]:
@@ -111,3 +112,18 @@ def test_edits_counts_a_swap_as_one():
     assert edits("postgress", "postgres", 1) == 1
     assert edits("kitten", "sitting", 1) > 1
     assert edits("abc", "abc", 0) == 0
+
+
+def test_a_moved_codex_home_is_searched_while_its_resume_is_refused(home, monkeypatch):
+    thread = CodexThread(cwd="/w/codex", title="Tune the importer")
+    write_codex_home(home, [thread], recorded_home="/home/before-the-move")
+    rollout = next(home.rglob(f"*{thread.thread_id}.jsonl"))
+    with rollout.open("a") as f:
+        f.write(json.dumps({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "the zeppelin importer drops rows"}]}}) + "\n")
+    db = indexed(home, monkeypatch)
+    (hit,) = search(db, "zeppelin importer")
+    assert hit.session.id == thread.thread_id and "zeppelin" in hit.snippet
+    assert hit.session.path.startswith("/home/before-the-move")  # the recorded path stays the session's
+    done = run_cli("resume", f"codex:{thread.thread_id}", env={"SESSIDX_HOME": str(home)})
+    assert done.returncode != 0 and "recorded rollout" in done.stderr

@@ -115,6 +115,9 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
     return found
 
 
+_FOUND: dict[str, dict[str, str]] = {}  # per home, its rollouts by thread id: looked for once a process
+
+
 def _rollout_id(name: str) -> re.Match[str] | None:
     import re  # here, not on the key-press path
 
@@ -250,6 +253,18 @@ class Codex:
 
     def home(self, env: Env) -> str:
         return env.path("CODEX_HOME", ".codex")
+
+    def transcript(self, session: Session) -> str | None:
+        """The rollout to read what was said from: the recorded one, or where the listing found it
+        by its id (a home moved or restored). The resume still refuses it (see plan)."""
+        if session.path and os.path.isfile(session.path):
+            return session.path
+        from sessidx.config import current_env
+
+        home = self.home(current_env())
+        if home not in _FOUND:
+            _FOUND[home] = _rollouts_by_id(home)
+        return _FOUND[home].get(session.id, session.path)
 
     def state_db(self, env: Env) -> str | None:
         folder = env.get("CODEX_SQLITE_HOME") or self.home(env)

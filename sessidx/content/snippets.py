@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sessidx.content.mask import without_secrets
-from sessidx.conversation import by_records, lines_holding, safe_said
+from sessidx.conversation import by_records, lines_holding, safe_said, transcript_of
 from sessidx.model import Session
 from sessidx.readers import json_value
 
@@ -22,10 +22,11 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
     if app is None or not places:
         return "", ""
     first: tuple[str, str] | None = None
-    if by_records(app, session.path):
+    path = transcript_of(app, session)
+    if by_records(app, path):
         # the best three by a look at their bytes, parsed until one holds a word: JSON escapes
         # (\u00fc) can hide a word from that look
-        for line in lines_holding(session.path or "", places, [w.lower().encode() for w in words]):
+        for line in lines_holding(path or "", places, [w.lower().encode() for w in words]):
             messages = [(role, text) for role, text in safe_said(app, json_value(line)) if text.strip()]
             best = max(messages, key=lambda m: _holding(m[1], words), default=None)
             if best and _holding(best[1], words):
