@@ -56,9 +56,16 @@ def _select(sessions: list[Session], query: str | None, app: str | None, archive
 
 
 def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None = None,
-                  as_json: bool = False, archived: bool = False, verbose: bool = False) -> int:
+                  as_json: bool = False, archived: bool = False, verbose: bool = False,
+                  since: str | None = None, until: str | None = None) -> int:
     index = _index(env, verbose=verbose)
     sessions = _select(index.sessions, query, app, archived)
+    if since or until:
+        from sessidx.when import bounds, within
+
+        low, high = bounds(since, until)
+        sessions = [s for s in sessions if within(s.mtime, low, high)]
+        query = query or " ".join(f"--{k} {v}" for k, v in (("since", since), ("until", until)) if v)
     if not sessions:
         render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
                     else _nothing_found(index))
@@ -340,7 +347,8 @@ def _progress_bar(progress: Any) -> None:
 
 
 def search(env: Env, out: Out, query: str | None, app: str | None = None, as_json: bool = False,
-           limit: int = 50, drop: bool = False, refresh_only: bool = False) -> int:
+           limit: int = 50, drop: bool = False, refresh_only: bool = False, since: str | None = None,
+           until: str | None = None) -> int:
     """Sessions by what was said in them, after an incremental refresh of the content index."""
     from sessidx.content import query as content_query
     from sessidx.content import store
@@ -349,6 +357,9 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         render.warn("content index deleted" if store.drop(env) else "there was no content index")
         return ExitCode.OK
     _check_app(app)
+    from sessidx.when import bounds
+
+    low, high = bounds(since, until)  # a date it cannot read says so before any indexing
     db = store.open_index(env)
     tty = sys.stderr.isatty() and not refresh_only
 
@@ -371,7 +382,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         return ExitCode.OK
     if done is None:
         render.warn("another sessidx is indexing right now: searching what is indexed so far")
-    hits = content_query.search(db, query or "", app, limit)
+    hits = content_query.search(db, query or "", app, limit, since=low, until=high)
     if not hits:
         render.warn(f"no session says {query!r}")
         return ExitCode.ERROR

@@ -127,3 +127,27 @@ def test_a_moved_codex_home_is_searched_while_its_resume_is_refused(home, monkey
     assert hit.session.path.startswith("/home/before-the-move")  # the recorded path stays the session's
     done = run_cli("resume", f"codex:{thread.thread_id}", env={"SESSIDX_HOME": str(home)})
     assert done.returncode != 0 and "recorded rollout" in done.stderr
+
+
+def test_since_and_until_on_search_and_list(home):
+    from sessidx.when import moment_ms
+
+    now = time.time()
+    for days, prompt in ((0.1, "fresh kafka work"), (3, "older kafka work"), (20, "ancient kafka work")):
+        s = ClaudeSession(cwd="/w", prompt=prompt, mtime=now - days * 86400)
+        s.write(home)
+    env = {"SESSIDX_HOME": str(home)}
+
+    def titles(*argv: str) -> list[str]:
+        done = run_cli(*argv, "--json", env=env)
+        return sorted(json.loads(line)["title"] for line in done.stdout.splitlines())
+
+    assert titles("search", "kafka", "--since", "2d") == ["fresh kafka work"]
+    assert titles("search", "kafka", "--since", "1w", "--until", "1d") == ["older kafka work"]
+    assert titles("list", "--until", "2w") == ["ancient kafka work"]
+    if time.localtime(now - 0.1 * 86400).tm_mday == time.localtime(now).tm_mday:  # the fresh one is from today
+        assert titles("list", "--since", "today") == ["fresh kafka work"]
+    bad = run_cli("search", "kafka", "--since", "last tuesday", env=env)
+    assert bad.returncode != 0 and "not a time" in bad.stderr and "Traceback" not in bad.stderr
+    span = moment_ms("2026-11-20", until=True) - moment_ms("2026-11-20")
+    assert span // 3_600_000 in (23, 24, 25)  # --until a date keeps that whole day

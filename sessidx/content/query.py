@@ -8,6 +8,7 @@ from sessidx.content.cjk import cjk_apart, is_cjk
 from sessidx.content.near import SCREEN, Near, also, groups, near_words
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
+from sessidx.when import within
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -51,12 +52,14 @@ _LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
 
 
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
-           session_key: str | None = None, snippet_width: int = 120, folder: str | None = None) -> list[Hit]:
+           session_key: str | None = None, snippet_width: int = 120, folder: str | None = None,
+           since: int | None = None, until: int | None = None) -> list[Hit]:
     """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first:
     those where one stretch of the conversation (a row) holds them all, by FTS5's bm25, then
     those where they are further apart; a hit in the title (the first prompt) first, ties by
-    recency. Fewer than a screenful: near answers below them (near.py), prefixes and word
-    forms, then typos of one edit, then two, each marked with what it matched instead."""
+    recency; last used from `since` to before `until` (ms), when given. Fewer than a screenful:
+    near answers below them (near.py), prefixes and word forms, then typos of one edit, then
+    two, each marked with what it matched instead."""
     terms = parse_query(query)
     if not terms:
         return []
@@ -68,7 +71,8 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
         scope, scope_params = " AND c.source = ?", [row[0]]
     nears: list[Near | str] = []
     try:
-        found = _matching(db, terms, scope, scope_params, app, None if folder else limit)
+        dated = since is not None or until is not None
+        found = _matching(db, terms, scope, scope_params, app, None if folder or dated else limit)
         tiers = dict.fromkeys(found, 0)
         enough = min(limit, SCREEN)
         if len(found) < enough:
@@ -78,12 +82,13 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
                                                    for n in nears):
                     continue
                 expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
-                for source, value in _matching(db, expanded, scope, scope_params, app, limit).items():
+                for source, value in _matching(db, expanded, scope, scope_params, app,
+                                               None if folder or dated else limit).items():
                     if source not in found:
                         found[source], tiers[source] = value, tier
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
-    return _hits(db, found, app, limit, terms, snippet_width, folder, tiers, nears)
+    return _hits(db, found, app, limit, terms, snippet_width, folder, tiers, nears, (since, until))
 
 
 def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
@@ -140,7 +145,7 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
 
 def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str | None, limit: int,
           terms: list[str], snippet_width: int, folder: str | None = None, tiers: dict[int, int] | None = None,
-          nears: list[Near | str] | None = None) -> list[Hit]:
+          nears: list[Near | str] | None = None, dates: tuple[int | None, int | None] = (None, None)) -> list[Hit]:
     """The best `limit` sessions, their snippets read from the transcripts."""
     if not found:
         return []
@@ -148,7 +153,7 @@ def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str 
     ranked = []
     for source, mtime, key in db.execute(
             f"SELECT id, mtime, key FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
-        if not app or key.startswith(app + ":"):
+        if (not app or key.startswith(app + ":")) and within(mtime, *dates):
             score, rowid = found[source]
             ranked.append((tiers.get(source, 0), score, -mtime, rowid, source))
     ranked.sort()
