@@ -1,7 +1,8 @@
 """Near answers, asked only when the exact words found less than a screenful: each word also
 as the start of a longer one (a prefix), in its other forms (a Snowball stemmer: English for
 Latin script, Russian for Cyrillic), and with a typo (one edit, two for long words: a letter
-dropped, added, changed, or two swapped). Forms and typos are looked up in the index's own
+dropped, added, changed, or two swapped; the first three letters as typed, or two of them
+swapped). Forms and typos are looked up in the index's own
 vocabulary (FTS5's fts5vocab), in the range of terms sharing the word's first letters, so the
 index holds nothing more for them: no second table, no build time (measured in `make bench`).
 """
@@ -58,9 +59,15 @@ def near_words(db: sqlite3.Connection, terms: list[str]) -> list[Near | str]:
             continue
         near = Near(fold(word))
         near.forms = _forms(db, near.word)
-        near.typos = [(n, t) for n, t in _typos(db, near.word) if t not in near.forms]
         out.append(near)
     return out
+
+
+def add_typos(db: sqlite3.Connection, nears: list[Near | str]) -> None:
+    """The typos of each word: looked for only when prefixes and forms were not enough."""
+    for near in nears:
+        if isinstance(near, Near):
+            near.typos = [(n, t) for n, t in _typos(db, near.word) if t not in near.forms]
 
 
 def _vocabulary(db: sqlite3.Connection) -> None:
@@ -105,11 +112,12 @@ def _forms(db: sqlite3.Connection, word: str) -> list[str]:
 
 def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
     """(edits, term) of the index's terms one edit from the word (two from a long one), among
-    those that share its first two letters, or have them swapped."""
+    those that share its first three letters, or have two of them swapped. (A range of terms
+    costs the reading of their lists of rows: two letters would cost a keystroke 30 ms.)"""
     if len(word) < 4 or not word.isalpha():
         return []
     most = 1 if len(word) < 8 else 2
-    starts = dict.fromkeys([word[:2], word[1] + word[0]])
+    starts = dict.fromkeys([word[:3], word[1] + word[0] + word[2], word[0] + word[2] + word[1]])
     near = [(edits(word, t, most), t) for start in starts for t in _terms(db, start)
             if t != word and abs(len(t) - len(word)) <= most]
     return [(n, t) for n, t in near if n <= most]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshal
 
 from sessidx.content.cjk import cjk_apart, is_cjk
-from sessidx.content.near import SCREEN, Near, also, groups, near_words
+from sessidx.content.near import SCREEN, Near, add_typos, also, groups, near_words
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
 from sessidx.when import within
@@ -78,8 +78,11 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
         if len(found) < enough:
             nears = near_words(db, terms)
             for tier, typos in ((1, 0), (2, 1), (3, 2)):  # prefixes and forms, then typos of 1 edit, of 2
-                if len(found) >= enough or not any(isinstance(n, Near) and (n.typos_within(typos) or not typos)
-                                                   for n in nears):
+                if len(found) >= enough:
+                    break
+                if typos == 1:
+                    add_typos(db, nears)
+                if not any(isinstance(n, Near) and (n.typos_within(typos) or not typos) for n in nears):
                     continue
                 expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
                 for source, value in _matching(db, expanded, scope, scope_params, app,
