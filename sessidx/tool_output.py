@@ -11,11 +11,10 @@ the tail of the line, unescaped just enough to be read as lines.
 from __future__ import annotations
 
 WHOLE = 4096  # an output this short is indexed whole
-LINE = 300  # what is kept of one line
+LINE = 200  # what is kept of one line
 EDGE_LINES = 6  # first and last lines kept (Codex heads an output with 4 of its own)
-MOST_LINES = 40  # error lines kept, first ones first
-HEAD = 4096  # raw bytes looked at, at the start and at the end of a line too long to parse
-TAIL = 16384
+MOST_LINES = 20  # error lines kept, first ones first
+HEAD = TAIL = 4096  # raw bytes looked at, at the start and at the end of a line too long to parse
 # Lower case: each is looked for with str.find in the lowered text, in C, not by a regex.
 ERROR_MARKS = ("error", "err!", "exception", "traceback", "fail", "fatal", "panic", "exit code", "exited with",
                "exit status", "killed", "denied", "not found", "refused", "timed out", "segmentation", "abort",
@@ -30,7 +29,7 @@ def gist(text: str) -> str:
     starts: set[int] = set()
     for mark in ERROR_MARKS:
         at = lowered.find(mark)
-        while at >= 0 and len(starts) < 4 * MOST_LINES:
+        while at >= 0 and len(starts) < MOST_LINES:
             line_start = text.rfind("\n", 0, at) + 1
             starts.add(line_start)
             end = text.find("\n", at)
@@ -38,7 +37,7 @@ def gist(text: str) -> str:
     head = text[:WHOLE // 2].split("\n")[:EDGE_LINES]
     tail = text[-WHOLE // 2:].split("\n")[-EDGE_LINES:]
     errors = []
-    for start in sorted(starts)[:MOST_LINES]:
+    for start in sorted(starts):
         end = text.find("\n", start, start + LINE)
         errors.append(text[start:end if end >= 0 else start + LINE])
     return "\n".join(line[:LINE] for line in (*head, *errors, *tail))
