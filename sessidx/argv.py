@@ -28,6 +28,14 @@ def _list(s: argparse.ArgumentParser, optional_query: bool = True) -> None:
     s.add_argument("--json", action="store_true", help="one JSON object per session")
     s.add_argument("--archived", action="store_true", help="include archived sessions")
     s.add_argument("-v", "--verbose", action="store_true", help="report skipped sources")
+    _dates(s)
+
+
+def _dates(s: argparse.ArgumentParser) -> None:
+    from sessidx.when import HELP
+
+    s.add_argument("--since", metavar="WHEN", help=f"only sessions used since WHEN: {HELP}")
+    s.add_argument("--until", metavar="WHEN", help="only sessions last used before WHEN (a date: up to its end)")
 
 
 def _find(s: argparse.ArgumentParser) -> None:
@@ -89,6 +97,7 @@ def _search(s: argparse.ArgumentParser) -> None:
     s.add_argument("--limit", type=_positive, default=50, help="at most this many sessions (default 50)")
     s.add_argument("--drop", action="store_true", help="delete the content index")
     s.add_argument("-v", "--verbose", action="store_true", help="say what was skipped or made again")
+    _dates(s)
     s.add_argument("--refresh", dest="refresh_only", action="store_true", help=argparse.SUPPRESS)
 
 

@@ -26,7 +26,8 @@ _BARE: dict[tuple[str, ...], Args] = {
     # the key press itself: the shell widgets run `sessidx pick`
     (): Args(command=None, query=None, shell=None),
     ("pick",): Args(command="pick", query=None, shell=None),
-    ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False),
+    ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False, since=None,
+                    until=None),
     ("lines",): Args(command="lines", app=None, here=False, content=None, stream=False),
 }
 
@@ -71,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         if args.command in ("list", "find"):
             return commands.list_sessions(env, _out, query=args.query, app=args.app, as_json=args.json,
-                                          archived=args.archived, verbose=args.verbose)
+                                          archived=args.archived, verbose=args.verbose, since=args.since,
+                                          until=args.until)
         if args.command == "preview":
             return commands.preview(env, _out, ident=args.id, shell=args.shell)
         if args.command == "resume":
@@ -89,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.query and not args.drop and not args.refresh_only:
                 raise SessidxError("search needs words to look for: sessidx search WORDS (or --drop)")
             return commands.search(env, _out, " ".join(args.query), app=args.app, as_json=args.json, limit=args.limit,
-                                   drop=args.drop, refresh_only=args.refresh_only, verbose=args.verbose)
+                                   drop=args.drop, refresh_only=args.refresh_only, verbose=args.verbose,
+                                   since=args.since, until=args.until)
         if args.command == "cycle":
             return commands.cycle(env, _out, args.what)
         if args.command == "copy":

@@ -56,9 +56,16 @@ def _select(sessions: list[Session], query: str | None, app: str | None, archive
 
 
 def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None = None,
-                  as_json: bool = False, archived: bool = False, verbose: bool = False) -> int:
+                  as_json: bool = False, archived: bool = False, verbose: bool = False,
+                  since: str | None = None, until: str | None = None) -> int:
     index = _index(env, verbose=verbose)
     sessions = _select(index.sessions, query, app, archived)
+    if since or until:
+        from sessidx.when import bounds, within
+
+        low, high = bounds(since, until)
+        sessions = [s for s in sessions if within(s.mtime, low, high)]
+        query = query or " ".join(f"--{k} {v}" for k, v in (("since", since), ("until", until)) if v)
     if not sessions:
         render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
                     else _nothing_found(index))
@@ -310,10 +317,18 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
         held = lock(env)
     except Busy:
         return None
+    from sessidx.content.unchanged import listing_stamp, remember, unchanged
+    from sessidx.index import cache_path
+
     with held:
         sessions = _index(env, announce=announce).sessions
+        stamp = listing_stamp(cache_path(env))
+        if unchanged(db, stamp):  # no session changed since the last complete refresh
+            return {"sources": 0, "unchanged": len(sessions)}
         try:
-            return refresh(db, sessions, report)
+            stats = refresh(db, sessions, report)
+            remember(db, stamp, len(sessions), stats)
+            return stats
         finally:
             write_progress(env, None)
 
@@ -332,7 +347,8 @@ def _progress_bar(progress: Any) -> None:
 
 
 def search(env: Env, out: Out, query: str | None, app: str | None = None, as_json: bool = False,
-           limit: int = 50, drop: bool = False, refresh_only: bool = False, verbose: bool = False) -> int:
+           limit: int = 50, drop: bool = False, refresh_only: bool = False, verbose: bool = False,
+           since: str | None = None, until: str | None = None) -> int:
     """Sessions by what was said in them, after an incremental refresh of the content index."""
     from sessidx.content import query as content_query
     from sessidx.content import store
@@ -341,6 +357,9 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         render.warn("content index deleted" if store.drop(env) else "there was no content index")
         return ExitCode.OK
     _check_app(app)
+    from sessidx.when import bounds
+
+    low, high = bounds(since, until)  # a date it cannot read says so before any indexing
     notes: list[str] = []
     db = store.open_index(env, notes)
     tty = sys.stderr.isatty() and not refresh_only
@@ -381,15 +400,26 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         render.warn(indexer.note() if indexer else "another sessidx was indexing: searching what is indexed")
     if cut := content_query.query_note(query or ""):
         render.warn(cut)
-    hits = content_query.search(db, query or "", app, limit)
+    try:
+        hits = content_query.search(db, query or "", app, limit, since=low, until=high)
+    except store.DatabaseError as exc:  # damage the refresh did not touch (nothing had changed)
+        if isinstance(exc, store.OperationalError):
+            raise
+        db.close()
+        store.drop(env)
+        if verbose:
+            render.warn(f"the content index could not be used ({exc}): made again")
+        db = store.open_index(env, [])
+        refresh_content(env, db, report, announce=not refresh_only)
+        hits = content_query.search(db, query or "", app, limit, since=low, until=high)
     if not hits:
         render.warn(f"no session says {query!r}")
         return ExitCode.ERROR
     if as_json:
-        _emit(out, [render.json_line({**h.session.to_json(), "snippet": h.snippet, "score": round(-h.score, 3)})
-                    for h in hits])
+        _emit(out, [render.json_line({**h.session.to_json(), "snippet": h.snippet, "score": round(-h.score, 3),
+                                      **({"also": h.also} if h.also else {})}) for h in hits])
     else:
-        sessions = [Session(**{**h.session.to_json(), "title": h.snippet}) for h in hits]
+        sessions = [Session(**{**h.session.to_json(), "title": render.with_also(h.snippet, h.also)}) for h in hits]
         _emit(out, render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty()))
     return ExitCode.OK
 

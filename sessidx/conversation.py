@@ -9,6 +9,7 @@ import os
 
 from sessidx.model import Session
 from sessidx.readers import json_value
+from sessidx.tool_output import raw_gist
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -28,9 +29,9 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
                  skip: tuple[bytes, ...] = ()) -> Iterator[tuple[int, Any]]:
     """(byte offset, record) for each complete line from `start` holding one of `markers`, then
     (-end, None) with the end of the last complete line. Lines over LINE_CAP are skipped
-    without being held, and long ones showing a `skip` marker (a tool's output, which is not
-    indexed past a few KiB) unparsed; a last line without its newline (being written) is left
-    for next time."""
+    without being held, and long ones showing a `skip` marker (a tool's output) are not parsed:
+    a ToolGist of their head and tail stands for the record; a last line without its newline
+    (being written) is left for next time."""
     from sessidx.readers import open_regular
 
     f = open_regular(path)
@@ -51,10 +52,10 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
             while (nl := buf.find(b"\n", begin)) >= 0:
                 # a line is copied out only to be parsed: most bytes are in lines that are not
                 window = min(nl, begin + MARKER_WINDOW)
-                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers) and not (
-                        skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip)):
-                    record = json_value(buf[begin:nl])  # None for a broken line: the rest is still read
-                    if record is not None:
+                if not skipping and nl - begin <= LINE_CAP and _holds_any(buf, begin, window, markers):
+                    if skip and nl - begin > SKIP_OVER and _holds_any(buf, begin, window, skip):
+                        yield pos + begin, ToolGist(raw_gist(buf, begin, nl))  # not parsed: its head and tail
+                    elif (record := json_value(buf[begin:nl])) is not None:  # None: a broken line, the rest is read
                         yield pos + begin, record
                 skipping = False
                 begin = nl + 1
@@ -67,11 +68,22 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
     yield -pos, None
 
 
+class ToolGist(str):
+    """What records_from yields for a tool output's record too long to parse: its gist."""
+
+
 def _holds_any(buf: bytes, start: int, end: int, markers: tuple[bytes, ...]) -> bool:
     for marker in markers:  # noqa: SIM110 - a loop, not any(): called for every line of every transcript
         if buf.find(marker, start, end) >= 0:
             return True
     return False
+
+
+def transcript_of(app: Any, session: Session) -> str | None:
+    """The session's transcript where the listing found it: the app's `transcript(session)`
+    when it has one (Codex: its rollout found by id in a home moved or restored), else its path."""
+    find = getattr(app, "transcript", None)
+    return find(session) if find is not None else session.path
 
 
 def by_records(app: Any, path: str | None) -> bool:
@@ -92,6 +104,8 @@ def messages_from(app: Any, path: str, start: int, window: int | None = None) ->
             end = -pos
         elif window is not None and pos >= start + window:
             return said, pos  # the reader and its file are closed as it goes
+        elif isinstance(record, ToolGist):
+            said.append((pos, "tool", str(record)))
         else:
             said += [(pos, role, text) for role, text in safe_said(app, record)]
     return said, end
@@ -164,7 +178,7 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
     """The last `exchanges` user prompts of a session, each with what followed it, in order,
     secrets masked."""
     said: list[tuple[str, str]] = []
-    path = session.path or ""
+    path = transcript_of(app, session) or ""
     if by_records(app, path):
         try:
             size = os.stat(path).st_size

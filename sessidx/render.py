@@ -411,11 +411,18 @@ def content_header() -> str:
     return f"{_DIM}{'app':<8}  {'age':>4}  {'folder':<{_CONTENT_FOLDER}}  what was said{_RESET}"
 
 
-def content_row(session: Session, snippet: str, words: list[str]) -> str:
-    """A row of the picker's content mode: app, age, folder, and the hit with the query's words marked."""
+def content_row(session: Session, snippet: str, words: list[str], also: str = "") -> str:
+    """A row of the picker's content mode: app, age, folder, and the hit with the query's words
+    marked; a near answer (content/near.py) says first what it matched instead."""
     folder = pad(shorten_left(clean(tilde(session.cwd)), _CONTENT_FOLDER), _CONTENT_FOLDER)
     when = _ages([session], time.time())[0]
-    return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {mark_words(clean(snippet), words)}"
+    near = f"{_DIM}(also: {clean(also)}){_RESET} " if also else ""
+    return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {near}{mark_words(clean(snippet), words)}"
+
+
+def with_also(snippet: str, also: str) -> str:
+    """A hit's snippet, a near answer's (content/near.py) headed by what it matched instead."""
+    return f"(also: {also}) {snippet}" if also else snippet
 
 
 def mark_words(text: str, words: list[str]) -> str:

@@ -315,18 +315,44 @@ def test_row_ids_of_a_gone_source_never_come_back(home, monkeypatch):
     assert found(db, "flaky") == [] and found(db, "release") == [c.session_id]
 
 
-def test_tool_outputs_are_indexed_only_when_short(home, monkeypatch):
+def _test_log(lines: int, error: str, at_end: bool = True) -> str:
+    body = [f"tests/test_cart.py::test_case_{i} PASSED middleword{i}" for i in range(lines)]
+    return "\n".join([*body, error] if at_end else [error, *body])
+
+
+def test_tool_outputs_are_indexed_by_the_parts_people_search_for(home, monkeypatch):
+    """Short outputs whole; of long ones (parsed, or too long to parse) the error lines and the
+    first and last lines, for Claude's tool_result and Codex's function_call_output alike."""
     (a,) = claude_home(home, "Run the test suite")
+    outputs = [("smalloutputword", "t1"), (_test_log(200, "E   KeyError: 'discount_code'"), "t2"),  # 9 KB: parsed
+               (_test_log(1500, "ModuleNotFoundError: No module named 'yaml_loader'"), "t3"),  # 70 KB: raw
+               (_test_log(1500, "npm ERR! code ERESOLVE", at_end=False), "t4")]
     with transcript(home, a).open("a") as f:
-        for word, size in (("smalloutputword", 500), ("bigoutputword", 20_000)):
+        for text, tool_id in outputs:
             f.write(json.dumps({"type": "user", "sessionId": a.session_id, "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t1", "content": f"{word} " + "x" * size}]}}) + "\n")
+                {"type": "tool_result", "tool_use_id": tool_id, "content": text}]},
+                "toolUseResult": {"stdout": text, "stderr": ""}}) + "\n")
         f.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest -q tests/test_frobs.py"}}]}})
+            {"type": "tool_use", "id": "t5", "name": "Bash", "input": {"command": "pytest -q tests/test_frobs.py"}}]}})
                 + "\n")
+    thread = CodexThread(cwd="/w/codex", title="Build the crate")
+    write_codex_home(home, [thread])
+    rollout = next(home.rglob(f"*{thread.thread_id}.jsonl"))
+    with rollout.open("a") as f:
+        for text in ("error[E0382]: borrow of moved value: `session_pool`",
+                     _test_log(1500, "thread 'main' panicked at src/pool.rs:12:5")):
+            f.write(json.dumps({"type": "response_item", "payload": {
+                "type": "function_call_output", "call_id": "c1",
+                "output": f"Chunk ID: ab12\nProcess exited with code 101\nOutput:\n{text}"}}) + "\n")
     _, db = refresh(home, monkeypatch)
-    assert found(db, "smalloutputword") == [a.session_id] and found(db, "bigoutputword") == []
-    assert found(db, "test_frobs") == [a.session_id]  # the command of a tool call
+    for words in ("smalloutputword", "KeyError discount_code", "ModuleNotFoundError yaml_loader", "ERESOLVE",
+                  "test_frobs"):
+        assert found(db, words) == [a.session_id], words
+    assert set(found(db, "middleword0")) == {a.session_id, thread.thread_id}  # a first line, in both
+    assert found(db, "middleword700") == []  # the middle of a long log is not indexed
+    for words in ("E0382 session_pool", "panicked pool.rs", "exited 101"):
+        assert found(db, words) == [thread.thread_id], words
+    assert found(db, "middleword500") == []
 
 
 def test_a_store_that_cannot_be_read_now_is_tried_again(realdata, tmp_path, monkeypatch):

@@ -62,11 +62,11 @@ def test_the_launcher_imports_nothing_heavy_either(home):
 def test_a_content_keystroke_loads_neither_json_nor_re(home):
     """Each keystroke in content mode starts `lines --content`: it parses its hits' records with
     `_json`'s scanner and finds secrets without a regex. (functools and collections come with
-    `_sqlite3` itself.)"""
+    `_sqlite3` itself, zlib with PyStemmer's C module: 1.3 ms in all, for near answers' word forms.)"""
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
     assert loaded_by("search", "--refresh") is not None
     loaded = loaded_by("lines", "--content", "flaky login")
-    assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types"} == set()
+    assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types", "zlib"} == set()
 
 
 def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):

@@ -6,6 +6,7 @@ import os
 
 from sessidx.model import Fields
 from sessidx.readers import files, is_wrapper, json_value, stamp
+from sessidx.tool_output import gist
 
 TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
 if TYPE_CHECKING:
@@ -213,14 +214,15 @@ def json_markers(key: str, *values: str) -> tuple[bytes, ...]:
 
 
 DOCUMENT_CAP = 64 * 1024 * 1024  # a session document read whole for its conversation
-TOOL_TEXT_CAP = 4096  # a tool's output longer than this is not what people search for
+TOOL_TEXT_CAP = 4096  # a tool call's argument longer than this is not what people search for
 _TOOL_WORDS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
 
 
 def message_texts(content: Any) -> list[str]:
     """The searchable text of one message's content, in the shapes the CLIs share: a string, or
     parts with `text`; of a tool call the short words a person remembers (its command, file
-    path, pattern); a tool's result only when short. Never images or other payloads."""
+    path, pattern); of a tool's result its gist (tool_output: errors, first and last lines).
+    Never images or other payloads."""
     if isinstance(content, str):
         return [content]
     if isinstance(content, dict):
@@ -233,10 +235,9 @@ def message_texts(content: Any) -> list[str]:
             continue
         kind = part.get("type")
         if isinstance(part.get("text"), str) and kind not in ("thinking", "reasoning"):
-            if kind != "tool_result" or len(part["text"]) <= TOOL_TEXT_CAP:
-                out.append(part["text"])
+            out.append(gist(part["text"]) if kind == "tool_result" else part["text"])
         elif kind == "tool_result":
-            out += [t for t in message_texts(part.get("content")) if len(t) <= TOOL_TEXT_CAP]
+            out += [gist(t) for t in message_texts(part.get("content"))]
         elif isinstance(part.get("input"), dict):
             out += tool_words(part["input"])
     return out
@@ -272,6 +273,21 @@ def tool_words(arguments: Any) -> list[str]:
         if isinstance(value, str) and 0 < len(value) <= TOOL_TEXT_CAP:
             words.append(value)
     return words
+
+
+def output_said(output: Any) -> list[tuple[str, str]]:
+    """("tool", gist) of a tool's output as the CLIs keep it: a string, parts with text, or an
+    object holding those under `output`, `content`, `stdout`, `stderr`, `result` or `error`."""
+    if isinstance(output, dict):
+        output = [output.get(k) for k in ("output", "content", "stdout", "stderr", "result", "error")]
+    if isinstance(output, str):
+        output = [output]
+    if not isinstance(output, list):
+        return []
+    texts: list[str] = []
+    for part in output:
+        texts += [part] if isinstance(part, str) else message_texts(part)
+    return [("tool", gist(t)) for t in texts if t.strip()]
 
 
 def document_messages(path: str | None, key: str) -> list[Any]:

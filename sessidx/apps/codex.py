@@ -18,6 +18,7 @@ from sessidx.apps.base import (
     carry_or_override,
     json_markers,
     one,
+    output_said,
     read_table,
     report,
     said_in,
@@ -112,6 +113,9 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
         if m := _rollout_id(os.path.basename(path)):
             found[m.group(1)] = path
     return found
+
+
+_FOUND: dict[str, dict[str, str]] = {}  # per home, its rollouts by thread id: looked for once a process
 
 
 def _rollout_id(name: str) -> re.Match[str] | None:
@@ -250,6 +254,18 @@ class Codex:
     def home(self, env: Env) -> str:
         return env.path("CODEX_HOME", ".codex")
 
+    def transcript(self, session: Session) -> str | None:
+        """The rollout to read what was said from: the recorded one, or where the listing found it
+        by its id (a home moved or restored). The resume still refuses it (see plan)."""
+        if session.path and os.path.isfile(session.path):
+            return session.path
+        from sessidx.config import current_env
+
+        home = self.home(current_env())
+        if home not in _FOUND:
+            _FOUND[home] = _rollouts_by_id(home)
+        return _FOUND[home].get(session.id, session.path)
+
     def state_db(self, env: Env) -> str | None:
         folder = env.get("CODEX_SQLITE_HOME") or self.home(env)
         best: tuple[int, str] | None = None
@@ -293,6 +309,8 @@ class Codex:
             return said_in(item.get("role"), item.get("content"))
         if item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
             return [("tool", w) for w in tool_words(item.get("arguments") or item.get("input") or item.get("action"))]
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            return output_said(item.get("output"))
         return []
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:

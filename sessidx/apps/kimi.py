@@ -20,6 +20,7 @@ from sessidx.apps.base import (
     json_markers,
     loose_reason,
     one,
+    output_said,
     said_in,
     stamp_or_none,
     tool_words,
@@ -117,9 +118,11 @@ class Kimi:
                     extra = stamp_or_none(os.path.join(session.path, "state.json")) + index_stamp
                     yield Source(session.path, st + extra, load, session.path, project.name)
 
-    said_markers = json_markers("role", "user", "assistant")
+    said_markers = json_markers("role", "user", "assistant", "tool")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
+        if record.get("role") == "tool":
+            return output_said(record.get("content"))
         said = said_in(record.get("role"), record.get("content"))
         calls = record.get("tool_calls")
         if record.get("role") == "assistant" and isinstance(calls, list):

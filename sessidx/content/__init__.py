@@ -2,9 +2,9 @@
 
 It lives in `$XDG_CACHE_HOME/sessidx/content.sqlite` (folder 0700, file 0600), never beside the
 agents' files, and holds, per session, the user prompts, the assistant replies and the short
-words of tool calls (commands, paths), not tool outputs over a few KiB, images or other
-payloads, and never a token that looks like a secret. `SESSIDX_CONTENT=0` turns it off;
-`sessidx search --drop` deletes it.
+words of tool calls (commands, paths), of tool outputs the parts people search for (see
+sessidx/tool_output.py), no images or other payloads, and never a token that looks like a
+secret. `SESSIDX_CONTENT=0` turns it off; `sessidx search --drop` deletes it.
 
 The FTS5 table is contentless: the index holds the words, not the text. A row is a stretch of
 one session's conversation (consecutive records, up to CHUNK_TEXT characters); its `chunk`

@@ -41,7 +41,7 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
             notes.append("no session says that")
     out("\t" + render.content_header() + "".join(f"  ({note})" for note in notes))
     words = words_of(query)
-    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words)}" for h in hits]
+    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words, h.also)}" for h in hits]
     if rows:
         out("\n".join(rows))
     return 0

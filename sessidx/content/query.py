@@ -5,8 +5,10 @@ from __future__ import annotations
 import marshal
 
 from sessidx.content.cjk import cjk_apart, is_cjk
-from sessidx.content.snippets import best_message, snippet_of
+from sessidx.content.near import SCREEN, Near, add_typos, also, groups, near_words
+from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
+from sessidx.when import within
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ class Hit:
         self.score = score
         self.snippet = snippet
         self.role = role
+        self.also = ""  # a near answer: what it matched instead of the words asked (`retries → retry`)
 
 
 # What one query may hold: a pasted page of text cost seconds a keystroke, growing faster than
@@ -83,10 +86,14 @@ _LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
 
 
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
-           session_key: str | None = None, snippet_width: int = 120, folder: str | None = None) -> list[Hit]:
+           session_key: str | None = None, snippet_width: int = 120, folder: str | None = None,
+           since: int | None = None, until: int | None = None) -> list[Hit]:
     """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first:
     those where one stretch of the conversation (a row) holds them all, by FTS5's bm25, then
-    those where they are further apart; ties by recency."""
+    those where they are further apart; a hit in the title (the first prompt) first, ties by
+    recency; last used from `since` to before `until` (ms), when given. Fewer than a screenful:
+    near answers below them (near.py), prefixes and word forms, then typos of one edit, then
+    two, each marked with what it matched instead."""
     terms = parse_query(query)
     if not terms:
         return []
@@ -96,14 +103,39 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
         if row is None:
             return []
         scope, scope_params = " AND c.source = ?", [row[0]]
+    nears: list[Near | str] = []
     try:
-        found = _together(db, " AND ".join(terms), scope, scope_params, app, None if folder else limit)
-        if len(terms) > 1 and len(found) < limit:
-            for source, rowid in _spread(db, terms, scope, scope_params).items():
-                found.setdefault(source, (0.0, rowid))  # bm25 is negative: after every ranked one
+        dated = since is not None or until is not None
+        found = _matching(db, terms, scope, scope_params, app, None if folder or dated else limit)
+        tiers = dict.fromkeys(found, 0)
+        enough = min(limit, SCREEN)
+        if len(found) < enough:
+            nears = near_words(db, terms)
+            for tier, typos in ((1, 0), (2, 1), (3, 2)):  # prefixes and forms, then typos of 1 edit, of 2
+                if len(found) >= enough:
+                    break
+                if typos == 1:
+                    add_typos(db, nears)
+                if not any(isinstance(n, Near) and (n.typos_within(typos) or not typos) for n in nears):
+                    continue
+                expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
+                for source, value in _matching(db, expanded, scope, scope_params, app,
+                                               None if folder or dated else limit).items():
+                    if source not in found:
+                        found[source], tiers[source] = value, tier
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
-    return _hits(db, found, app, limit, terms, snippet_width, folder)
+    return _hits(db, found, app, limit, terms, snippet_width, folder, tiers, nears, (since, until))
+
+
+def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
+              limit: int | None) -> dict[int, tuple[float, int]]:
+    """Sources holding every term: together in a row first (ranked), then further apart."""
+    found = _together(db, " AND ".join(terms), scope, params, app, limit)
+    if len(terms) > 1 and (limit is None or len(found) < limit):
+        for source, rowid in _spread(db, terms, scope, params).items():
+            found.setdefault(source, (0.0, rowid))  # bm25 is negative: after every ranked one
+    return found
 
 
 def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
@@ -149,22 +181,25 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
 
 
 def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str | None, limit: int,
-          terms: list[str], snippet_width: int, folder: str | None = None) -> list[Hit]:
+          terms: list[str], snippet_width: int, folder: str | None = None, tiers: dict[int, int] | None = None,
+          nears: list[Near | str] | None = None, dates: tuple[int | None, int | None] = (None, None)) -> list[Hit]:
     """The best `limit` sessions, their snippets read from the transcripts."""
     if not found:
         return []
+    tiers = tiers or {}
     ranked = []
     for source, mtime, key in db.execute(
             f"SELECT id, mtime, key FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
-        if not app or key.startswith(app + ":"):
+        if (not app or key.startswith(app + ":")) and within(mtime, *dates):
             score, rowid = found[source]
-            ranked.append((score, -mtime, rowid, source))
+            ranked.append((tiers.get(source, 0), score, -mtime, rowid, source))
     ranked.sort()
     sessions = {}
-    for part in range(0, len(ranked), limit):  # in the folder: sessions are looked at until enough are
-        shown = ranked[part:part + limit]
+    window = max(limit * 2, 40)  # looked at, and read, to rank a title hit and a one-message hit higher
+    for part in range(0, len(ranked), window):  # in the folder: sessions are looked at until enough are
+        shown = ranked[part:part + window]
         for source, meta in db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(shown))})",
-                                       [r[3] for r in shown]):
+                                       [r[4] for r in shown]):
             try:
                 session = Session(*marshal.loads(meta))
             except (TypeError, ValueError, EOFError):
@@ -173,15 +208,27 @@ def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str 
                 sessions[source] = session
         if folder is None or len(sessions) >= limit:
             break
-    ranked = [r for r in ranked if r[3] in sessions][:limit]
+    ranked = [r for r in ranked if r[4] in sessions][:window]
     places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(ranked))})",
-                             [r[2] for r in ranked]))
+                             [r[3] for r in ranked]))
     words = _plain_words(terms)
-    hits = []
-    for score, _, rowid, source in ranked:
+    exact_groups = [[w] for w in words]
+    near_groups = groups(nears) if nears else exact_groups
+    near_plain = [w for g in near_groups for w in g]
+    looked = []
+    for tier, score, age, rowid, source in ranked:
         session = sessions[source]
-        role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], words)
-        hits.append(Hit(session, score, snippet_of(text, words, snippet_width), role))
+        wanted, wanted_groups = (near_plain, near_groups) if tier else (words, exact_groups)
+        role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], wanted)
+        in_title = all(any(find_word(w, session.title or "") >= 0 for w in g) for g in wanted_groups)
+        in_one = all(any(find_word(w, text) >= 0 for w in g) for g in wanted_groups)
+        looked.append(((tier, not in_title, not in_one, score, age, rowid), session, role, text, wanted))
+    looked.sort(key=lambda x: x[0])
+    hits = []
+    for key, session, role, text, wanted in looked[:limit]:
+        hit = Hit(session, key[3], snippet_of(text, wanted, snippet_width), role)
+        hit.also = also(text, nears) if key[0] and nears else ""
+        hits.append(hit)
     return hits
 
 

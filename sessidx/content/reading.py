@@ -9,7 +9,7 @@ import time
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
-from sessidx.conversation import by_records, messages_from
+from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
 from sessidx.redact import mask
 
@@ -44,8 +44,9 @@ class _Source:
         self.session = session
         self.app = app
         self.key = session.key
-        self.incremental = by_records(app, session.path)
-        st = _stat(session.path) if session.path else None
+        self.path = transcript_of(app, session)  # where the listing found it (a Codex home moved)
+        self.incremental = by_records(app, self.path)
+        st = _stat(self.path) if self.path else None
         self.size = st[0] if st else 0
         # documents and databases: the session's own last use says whether it changed
         self.stamp = " ".join(str(n) for n in [*(st or ()), session.mtime])
@@ -144,7 +145,7 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
     source_id, stamp, done, tail = before
     db.execute("UPDATE source SET session = ?, mtime = ? WHERE id = ?", (meta, source.session.mtime, source_id))
     # Appends grow a file; one changed without growing was rewritten.
-    if source.incremental and done and source.size > done and _bytes_before(source.session.path, done) == tail:
+    if source.incremental and done and source.size > done and _bytes_before(source.path, done) == tail:
         stats["appended"] += 1
         return source_id, done
     _unlink(db, source_id)
@@ -181,7 +182,7 @@ def _read(source: _Source, start: int) -> Read:
     """One source read (from `start`) and made ready for FTS5, with no database at hand: this
     runs in another process too."""
     if source.incremental:
-        path = source.session.path or ""
+        path = source.path or ""
         messages, end = messages_from(source.app, path, start, WINDOW)
         return chunks_of(messages), end, _bytes_before(path, end), len(messages), end - start
     try:

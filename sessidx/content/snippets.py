@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessidx.conversation import by_records, lines_holding, safe_said
+from sessidx.conversation import by_records, lines_holding, safe_said, transcript_of
 from sessidx.model import Session
 from sessidx.readers import json_value
 from sessidx.redact import mask
@@ -22,10 +22,11 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
     if app is None or not places:
         return "", ""
     first: tuple[str, str] | None = None
-    if by_records(app, session.path):
+    path = transcript_of(app, session)
+    if by_records(app, path):
         # the best three by a look at their bytes, parsed until one holds a word: JSON escapes
         # (\u00fc) can hide a word from that look
-        for line in lines_holding(session.path or "", places, [w.lower().encode() for w in words]):
+        for line in lines_holding(path or "", places, [w.lower().encode() for w in words]):
             messages = [(role, text) for role, text in safe_said(app, json_value(line)) if text.strip()]
             best = max(messages, key=lambda m: _holding(m[1], words), default=None)
             if best and _holding(best[1], words):
@@ -42,23 +43,23 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
 
 def _holding(text: str, words: list[str]) -> int:
     """How many of `words` `text` holds."""
-    return sum(_find(w, text) >= 0 for w in words)
+    return sum(find_word(w, text) >= 0 for w in words)
 
 
 def snippet_of(text: str, words: list[str], width: int = 120) -> str:
     """About `width` characters of `text` around the first of `words` found in it. Secrets are
     looked for in a region well beyond the cut (so none is cut in half at its edge)."""
     text = " ".join(text.split())
-    at = max(0, min((i for w in words if (i := _find(w, text)) >= 0), default=0))
+    at = max(0, min((i for w in words if (i := find_word(w, text)) >= 0), default=0))
     region_start = max(0, at - 400)
     region = mask(text[region_start:at + width + 400])
-    start = max(0, min((i for w in words if (i := _find(w, region)) >= 0), default=0) - width // 3)
+    start = max(0, min((i for w in words if (i := find_word(w, region)) >= 0), default=0) - width // 3)
     cut = region[start:start + width]
     return ("…" if region_start + start else "") + cut + ("…" if start + width < len(region) or
                                                           at + width + 400 < len(text) else "")
 
 
-def _find(word: str, text: str) -> int:
+def find_word(word: str, text: str) -> int:
     """Where `word` is in `text` (any case, and without accents if need be), else -1."""
     at = text.lower().find(word.lower())
     if at < 0 and not text.isascii():  # found by FTS5 without its accents (`umlaut` in `ümlaut`)

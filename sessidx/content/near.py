@@ -1,0 +1,175 @@
+"""Near answers, asked only when the exact words found less than a screenful: each word also
+as the start of a longer one (a prefix), in its other forms (a Snowball stemmer: English for
+Latin script, Russian for Cyrillic), and with a typo (one edit, two for long words: a letter
+dropped, added, changed, or two swapped; the first three letters as typed, or two of them
+swapped). Forms and typos are looked up in the index's own
+vocabulary (FTS5's fts5vocab), in the range of terms sharing the word's first letters, so the
+index holds nothing more for them: no second table, no build time (measured in `make bench`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from sessidx.content.cjk import is_cjk
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
+
+SCREEN = 20  # fewer exact answers than this: near ones are added below them
+MOST_TERMS = 4000  # terms of the vocabulary looked at per range
+
+
+class Near:
+    """One query word and what else matches it, each tier's terms apart."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.forms: list[str] = []
+        self.typos: list[tuple[int, str]] = []  # (edits, term)
+
+    def typos_within(self, most: int) -> list[str]:
+        return [t for n, t in self.typos if n <= most]
+
+    def match(self, typos: int) -> str:
+        """An FTS5 expression for the word, its prefix, its forms and its typos of at most `typos` edits."""
+        alternatives = [f'"{self.word}"', f'"{self.word}" *', *(f'"{t}"' for t in self.forms),
+                        *(f'"{t}"' for t in self.typos_within(typos))]
+        return "(" + " OR ".join(alternatives) + ")"
+
+
+def fold(word: str) -> str:
+    """A word as the index's tokenizer keeps it: lower case, without accents."""
+    word = word.lower()
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def near_words(db: sqlite3.Connection, terms: list[str]) -> list[Near | str]:
+    """Each of parse_query's phrases: a Near for a single plain word, else the phrase as it is."""
+    _vocabulary(db)
+    out: list[Near | str] = []
+    for term in terms:
+        word = term.strip('"* ')
+        if " " in word or len(word) < 3 or any(is_cjk(c) for c in word) or word.isdigit():
+            out.append(term)
+            continue
+        near = Near(fold(word))
+        near.forms = _forms(db, near.word)
+        out.append(near)
+    return out
+
+
+def add_typos(db: sqlite3.Connection, nears: list[Near | str]) -> None:
+    """The typos of each word: looked for only when prefixes and forms were not enough."""
+    for near in nears:
+        if isinstance(near, Near):
+            near.typos = [(n, t) for n, t in _typos(db, near.word) if t not in near.forms]
+
+
+def _vocabulary(db: sqlite3.Connection) -> None:
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+
+
+def _terms(db: sqlite3.Connection, start: str) -> list[str]:
+    """The index's terms beginning with `start`."""
+    return [t for (t,) in db.execute("SELECT term FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT ?",
+                                     (start, start + "\U0010ffff", MOST_TERMS))]
+
+
+_STEMMERS: dict[str, Any] = {}
+
+
+def _stemmer(word: str) -> Any:
+    language = "russian" if "\u0400" <= word[0] <= "\u04ff" else "english"
+    if language not in _STEMMERS:
+        try:
+            import Stemmer  # type: ignore[import-not-found,unused-ignore]  # PyStemmer: C, loads in a millisecond
+        except ImportError:
+            return None
+        _STEMMERS[language] = Stemmer.Stemmer(language)
+    return _STEMMERS[language]
+
+
+def _forms(db: sqlite3.Connection, word: str) -> list[str]:
+    """Terms of the index with the word's stem: `retry` for `retries`, `fails` for `failed`."""
+    stemmer = _stemmer(word)
+    if stemmer is None:
+        return []
+    stem = stemmer.stemWord(word)
+    shared = 0
+    while shared < min(len(stem), len(word)) and stem[shared] == word[shared]:
+        shared += 1
+    if shared < 3:
+        return []
+    # one letter less: a form may change the stem's last letter (`retry`, stem `retri`)
+    candidates = [t for t in _terms(db, word[:max(3, shared - 1)]) if t != word]
+    return [t for t, s in zip(candidates, stemmer.stemWords(candidates), strict=True) if s == stem]
+
+
+def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
+    """(edits, term) of the index's terms one edit from the word (two from a long one), among
+    those that share its first three letters, or have two of them swapped. (A range of terms
+    costs the reading of their lists of rows: two letters would cost a keystroke 30 ms.)"""
+    if len(word) < 4 or not word.isalpha():
+        return []
+    most = 1 if len(word) < 8 else 2
+    starts = dict.fromkeys([word[:3], word[1] + word[0] + word[2], word[0] + word[2] + word[1]])
+    near = [(edits(word, t, most), t) for start in starts for t in _terms(db, start)
+            if t != word and abs(len(t) - len(word)) <= most]
+    return [(n, t) for n, t in near if n <= most]
+
+
+def edits(a: str, b: str, most: int) -> int:
+    """The optimal string alignment distance of `a` and `b` (swapping two neighbours is one
+    edit), or more than `most` once it must be."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > most:
+            return most + 1
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def also(text: str, nears: list[Near | str]) -> str:
+    """What a near answer matched instead of the words asked: `retries → retry`."""
+    folded = fold(text)
+    said = []
+    for near in nears:
+        if isinstance(near, str) or _whole_word(folded, near.word):
+            continue
+        found = next((t for t in (*near.forms, *near.typos_within(2)) if _whole_word(folded, t)), None)
+        if found is None and (at := folded.find(near.word)) >= 0:  # a prefix: the word it starts
+            end = at
+            while end < len(folded) and (folded[end].isalnum()):
+                end += 1
+            found = folded[at:end]
+        if found and found != near.word:
+            said.append(f"{near.word} → {found}")
+    return ", ".join(said)
+
+
+def _whole_word(text: str, word: str) -> bool:
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def groups(nears: list[Near | str]) -> list[list[str]]:
+    """Per query word, every word a near answer may hold in its place (for its snippet)."""
+    return [[w] for n in nears if isinstance(n, str) for w in n.strip('"* ').split()] + [
+        [n.word, *n.forms, *n.typos_within(2)] for n in nears if isinstance(n, Near)]

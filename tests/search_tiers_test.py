@@ -1,0 +1,153 @@
+"""Search tiers and ranking (issue 19): exact words first, then prefixes and word forms, then
+typos, each near answer marked; a title hit first; a refresh with nothing changed reads nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from homes import ClaudeSession, CodexThread, write_codex_home
+
+from sessidx import commands
+from sessidx.apps import APPS
+from sessidx.config import current_env
+from sessidx.content import reading, store
+from sessidx.content.near import SCREEN, edits
+from sessidx.content.query import search
+from sessidx.index import build
+from tests.conftest import run_cli
+
+
+def sessions(home, *prompts: str, deep: tuple[str, ...] = ()) -> list[ClaudeSession]:
+    """Claude sessions, the first `len(prompts)` saying their prompt first, then `deep` ones
+    saying theirs after some talk; each newer than the one before."""
+    out = []
+    now = time.time()
+    for i, (prompt, first) in enumerate([(p, True) for p in prompts] + [(p, False) for p in deep]):
+        s = ClaudeSession(cwd=f"/w/p{i}", prompt=prompt if first else "Look at the repository layout",
+                          mtime=now - 1000 + i)
+        path = s.write(home)
+        if not first:
+            with path.open("a") as f:
+                f.write(json.dumps({"type": "user", "sessionId": s.session_id, "message": {"role": "user",
+                                                                                             "content": prompt}}) + "\n")
+            os.utime(path, (now - 1000 + i, now - 1000 + i))
+        out.append(s)
+    return out
+
+
+def indexed(home, monkeypatch):
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    env = current_env()
+    db = store.connect(env)
+    reading.refresh(db, build(env, APPS.values()).sessions)
+    return db
+
+
+def test_exact_words_come_first_then_other_forms_marked(home, monkeypatch):
+    forms, exact = sessions(home, "the upload retry never stops", "the upload retries pile up")
+    db = indexed(home, monkeypatch)
+    hits = search(db, "upload retries")
+    assert [h.session.id for h in hits] == [exact.session_id, forms.session_id]
+    assert hits[0].also == "" and hits[1].also == "retries → retry"
+
+
+def test_a_typo_finds_the_word_meant(home, monkeypatch):
+    (meant,) = sessions(home, "reconnect the websocket after the laptop wakes")
+    db = indexed(home, monkeypatch)
+    (hit,) = search(db, "reconect websocket")
+    assert hit.session.id == meant.session_id and hit.also == "reconect → reconnect"
+    assert search(db, "serilaize websocket") == []  # a word with no near term: nothing, not anything
+
+
+def test_every_word_as_a_prefix_and_russian_forms(home, monkeypatch):
+    a, b = sessions(home, "authentication middleware rejects tokens", "интеграционный тест падает на CI")
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "authent middleware")] == [a.session_id]
+    (hit,) = search(db, "тесты падают")
+    assert hit.session.id == b.session_id and "тест" in hit.also
+
+
+def test_a_screenful_of_exact_answers_leaves_near_ones_out(home, monkeypatch):
+    sessions(home, *[f"retries of job {i}" for i in range(SCREEN)], "one retry only")
+    db = indexed(home, monkeypatch)
+    hits = search(db, "retries")
+    assert len(hits) == SCREEN and all("retries" in h.snippet and not h.also for h in hits)
+
+
+def test_a_title_hit_and_a_one_message_hit_rank_above_deep_and_spread_ones(home, monkeypatch):
+    titled, spread = sessions(home, "kafka rebalance storms", "kafka consumers lag",
+                              deep=("why does the kafka rebalance take so long",))[:2]
+    deep = sessions(home, deep=("the rebalance of the kafka group never ends",))[0]
+    with open(next(home.rglob(f"{spread.session_id}.jsonl")), "a") as f:  # the other word, in another message
+        f.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "a rebalance"}}) + "\n")
+    db = indexed(home, monkeypatch)
+    found = [h.session.id for h in search(db, "kafka rebalance")]
+    assert found[0] == titled.session_id and found.index(deep.session_id) < found.index(spread.session_id)
+
+
+def test_a_search_with_nothing_changed_reads_no_source(home, monkeypatch):
+    (a,) = sessions(home, "Fix the flaky login test")
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    env = current_env()
+    db = store.connect(env)
+    first = commands.refresh_content(env, db)
+    assert first is not None and first["sources"] == 1
+    assert commands.refresh_content(env, db) == {"sources": 0, "unchanged": 1}
+    path = next(home.rglob(f"{a.session_id}.jsonl"))
+    with path.open("a") as f:
+        f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "now the signup test"}}) + "\n")
+    again = commands.refresh_content(env, db)
+    assert again is not None and again["appended"] == 1
+    assert [h.session.id for h in search(db, "signup")] == [a.session_id]
+    store.drop(env)  # a dropped index starts over: nothing of it says "unchanged"
+    fresh = store.connect(env)
+    assert (commands.refresh_content(env, fresh) or {})["sources"] == 1
+
+
+def test_edits_counts_a_swap_as_one():
+    assert edits("serilaize", "serialize", 2) == 1
+    assert edits("reconect", "reconnect", 1) == 1
+    assert edits("postgress", "postgres", 1) == 1
+    assert edits("kitten", "sitting", 1) > 1
+    assert edits("abc", "abc", 0) == 0
+
+
+def test_a_moved_codex_home_is_searched_while_its_resume_is_refused(home, monkeypatch):
+    thread = CodexThread(cwd="/w/codex", title="Tune the importer")
+    write_codex_home(home, [thread], recorded_home="/home/before-the-move")
+    rollout = next(home.rglob(f"*{thread.thread_id}.jsonl"))
+    with rollout.open("a") as f:
+        f.write(json.dumps({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "the zeppelin importer drops rows"}]}}) + "\n")
+    db = indexed(home, monkeypatch)
+    (hit,) = search(db, "zeppelin importer")
+    assert hit.session.id == thread.thread_id and "zeppelin" in hit.snippet
+    assert hit.session.path.startswith("/home/before-the-move")  # the recorded path stays the session's
+    done = run_cli("resume", f"codex:{thread.thread_id}", env={"SESSIDX_HOME": str(home)})
+    assert done.returncode != 0 and "recorded rollout" in done.stderr
+
+
+def test_since_and_until_on_search_and_list(home):
+    from sessidx.when import moment_ms
+
+    now = time.time()
+    for days, prompt in ((0.1, "fresh kafka work"), (3, "older kafka work"), (20, "ancient kafka work")):
+        s = ClaudeSession(cwd="/w", prompt=prompt, mtime=now - days * 86400)
+        s.write(home)
+    env = {"SESSIDX_HOME": str(home)}
+
+    def titles(*argv: str) -> list[str]:
+        done = run_cli(*argv, "--json", env=env)
+        return sorted(json.loads(line)["title"] for line in done.stdout.splitlines())
+
+    assert titles("search", "kafka", "--since", "2d") == ["fresh kafka work"]
+    assert titles("search", "kafka", "--since", "1w", "--until", "1d") == ["older kafka work"]
+    assert titles("list", "--until", "2w") == ["ancient kafka work"]
+    if time.localtime(now - 0.1 * 86400).tm_mday == time.localtime(now).tm_mday:  # the fresh one is from today
+        assert titles("list", "--since", "today") == ["fresh kafka work"]
+    bad = run_cli("search", "kafka", "--since", "last tuesday", env=env)
+    assert bad.returncode != 0 and "not a time" in bad.stderr and "Traceback" not in bad.stderr
+    span = moment_ms("2026-11-20", until=True) - moment_ms("2026-11-20")
+    assert span // 3_600_000 in (23, 24, 25)  # --until a date keeps that whole day
