@@ -147,12 +147,12 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
 def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
     """Content mode: the message of this session that best matches the query, words marked."""
     from sessidx.content import query as content_query
-    from sessidx.content.store import open_index
+    from sessidx.content.store import DatabaseError, open_index
 
     try:
         found = content_query.search(open_index(env), query, session_key=session.key, limit=1,
                                      snippet_width=3 * max(20, width - 6))
-    except SessidxError:
+    except (SessidxError, DatabaseError):  # off, or damaged: the preview goes on without it
         return []
     if not found:
         return []

@@ -197,6 +197,17 @@ def test_a_half_made_or_damaged_index_is_made_again(home, tmp_path, damage):
     assert again.returncode == 0 and "made again" not in again.stderr
 
 
+@pytest.mark.parametrize("damage", [half_made, damaged, damaged_pages])
+def test_a_keystroke_over_a_damaged_index_says_so(home, tmp_path, damage):
+    """No traceback in the picker's rows; the header says what is wrong, or the index is made again."""
+    ClaudeSession(cwd="/w", prompt="the quokka question").write(home)
+    damage(tmp_path / "cache")
+    done = run_cli("lines", "--content", "quokka")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    header = done.stdout.splitlines()[0]
+    assert "what was said" in header and ("damaged" in header or "no session says" in header), header
+
+
 def test_the_schema_is_made_in_one_transaction(home, tmp_path, monkeypatch):
     """An error on any statement of the schema leaves no table behind."""
     env = current_env()

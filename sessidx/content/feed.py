@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from sessidx.content.query import query_note, search, words_of
-from sessidx.content.store import KEYSTROKE_WAIT, open_index, wait_for_indexer
+from sessidx.content.store import KEYSTROKE_WAIT, DatabaseError, open_index, wait_for_indexer
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     except SessidxError as exc:
         hits = []
         notes.append(render.clean(str(exc)))
+    except DatabaseError as exc:  # found while reading it: the next refresh (Ctrl-F, search) makes it again
+        hits = []
+        notes.append(render.clean(f"the content index is damaged ({exc}): the next search makes it again"))
     else:
         if not hits and query.strip():
             notes.append("no session says that")

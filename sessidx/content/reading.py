@@ -284,8 +284,9 @@ def _helper(plans: list[Plan], taken: Any, results: Any, parent: int) -> None:
     full queue for good, holding the lock)."""
     import signal
 
-    for fd in store.held_fds:  # the lock is the parent's alone: it ends when the parent does
-        os.close(fd)
+    for f in store.held:  # the lock is the parent's alone: it ends when the parent does
+        if not f.closed:
+            os.close(f.fileno())
     _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops this
     while (i := _take(taken)) < len(plans):

@@ -165,7 +165,7 @@ STALL_SECONDS = 5.0
 # What a keystroke waits for a live indexer (a refresh with nothing new takes a fraction of
 # this); then it shows what is indexed, and says so.
 KEYSTROKE_WAIT = 2.0
-held_fds: set[int] = set()  # this process's lock: a forked reader closes its copy
+held: list[Any] = []  # this process's lock files: a forked reader closes its copies of the open ones
 
 
 def lock(env: Env) -> Any:
@@ -189,7 +189,7 @@ def lock(env: Env) -> Any:
         except OSError:
             f.close()
             raise Busy() from None
-    held_fds.add(f.fileno())
+    held[:] = [*(h for h in held if not h.closed), f]
     _alive(f.fileno())
     return f
 
@@ -268,14 +268,13 @@ def start_refresh(env: Env) -> bool:
     import sys
 
     try:
-        held = lock(env)
+        taken = lock(env)
     except (Busy, OSError):
         return False
-    with held:
-        held_fds.discard(held.fileno())
+    with taken:
         subprocess.Popen([sys.executable, "-m", "sessidx", "search", "--refresh"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         pass_fds=(held.fileno(),), env={**os.environ, LOCK_FD_VARIABLE: str(held.fileno())})
+                         pass_fds=(taken.fileno(),), env={**os.environ, LOCK_FD_VARIABLE: str(taken.fileno())})
     return True
 
 
