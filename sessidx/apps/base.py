@@ -41,6 +41,10 @@ if TYPE_CHECKING:
         # the real homes derive from these
         home_vars: tuple[str, ...]
         home_dirs: tuple[str, ...]
+        # a regex the whole session id must match (re.fullmatch), as the app writes its ids: a
+        # session whose id does not fit is skipped by the core (an id could otherwise reach the
+        # resume command as an option); UUID below is the usual one
+        id_pattern: str
 
         # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
         def sources(self, env: Env) -> Iterable[Source]: ...
@@ -60,6 +64,9 @@ if TYPE_CHECKING:
         # conversation(self, session: Session) -> list[tuple[str, str]]
 
 Stamp = tuple[int | str | None, ...]
+
+# The id form most CLIs use (crypto.randomUUID, uuid4/uuid7), any case, any version bits.
+UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 class Source(Fields):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, json_markers, one, said_in, stamp_or_none
+from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, carry_or_override, json_markers, one, said_in, stamp_or_none
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -166,6 +166,7 @@ class Claude:
     program = "claude"
     home_vars: tuple[str, ...] = ("CLAUDE_CONFIG_DIR",)
     home_dirs: tuple[str, ...] = (".claude",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("--help",)
 
     def projects_dir(self, env: Env) -> str:

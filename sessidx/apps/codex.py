@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
+    UUID,
     AppPlan,
     ArgvBuilder,
     Source,
@@ -245,6 +246,7 @@ class Codex:
     program = "codex"
     home_vars: tuple[str, ...] = ("CODEX_HOME", "CODEX_SQLITE_HOME")
     home_dirs: tuple[str, ...] = (".codex",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("resume", "--help")
 
     def home(self, env: Env) -> str:
