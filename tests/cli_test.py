@@ -171,7 +171,7 @@ def test_copy_under_tmux_uses_its_buffer(home, tmp_path, stub_bin):
                    env={"TMUX": "/tmp/tmux-0/default,1,0", "PATH": f"{stub_bin}:{os.environ['PATH']}"})
     assert done.stdout.startswith("change-header:copied (tmux buffer):")
     assert (stub_bin / "tmux.args").read_text().split() == ["load-buffer", "-w", "-"]
-    assert f"--resume {s.session_id}" in (stub_bin / "tmux.buffer").read_text()
+    assert f"--resume={s.session_id}" in (stub_bin / "tmux.buffer").read_text()
 
 
 def test_the_first_press_streams_each_app_as_it_is_read(home, tmp_path):

@@ -198,7 +198,7 @@ class Claude:
         return said_in(record["type"], message.get("content"))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
-        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        b = ArgvBuilder(cli, self.program, f"--resume={session.id}")  # `=`: never an option
         b.option("--model", session.model)
         b.option("--effort", session.effort)
         # 2.1.332 says "Auto mode is now Claude Code's default permission mode"; older builds

@@ -320,7 +320,7 @@ class Codex:
         carry_or_override(b, session.sandbox, STRICT_SANDBOXES, allow_permissive, "-s", "workspace-write",
                           "workspace-write")
         b.option("-C", session.cwd)
-        b.plan.argv.append(session.id)
+        b.plan.argv += ["--", session.id]  # after `--` the id is never an option
         return b.plan
 
 
