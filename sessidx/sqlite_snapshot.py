@@ -54,7 +54,7 @@ def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
     if notes is None:
         notes = []
     with tempfile.TemporaryDirectory(prefix="sessidx-db-") as tmp:
-        conn = _consistent_copy(db, Path(tmp), notes)
+        conn = _consistent_copy(db, Path(tmp), notes, strict)
         if conn is None:
             conn = _open_immutable(db)
             notes.append(f"{db}: read in place without its WAL or journal (may be stale or hold uncommitted rows)")
@@ -63,6 +63,10 @@ def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
             if strict:
                 _quick_check(conn, db)
             yield conn
+        except StoreError:
+            raise
+        except Exception as exc:  # any failure reading a store is damage, never a traceback
+            raise StoreError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
         finally:
             conn.close()
 
@@ -83,7 +87,7 @@ def _copy(source: str, target: Path) -> None:
     shutil.copyfile(source, target)
 
 
-def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connection | None:
+def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False) -> sqlite3.Connection | None:
     before = _state(db)
     if before[0] is not None and before[0][1] > COPY_CAP:
         notes.append(f"{db}: over {COPY_CAP >> 20} MiB, not copied")
@@ -105,9 +109,11 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connectio
             notes.append(f"{db}: could not copy it ({failed.strerror or failed})")
             return None
         if failed is None and after == before:
-            conn = _open_copy(copy)
+            conn, damage = _open_copy(copy)
             if conn is not None:
                 return conn
+            if strict:  # a copy that held still and cannot be opened: the store is damaged
+                raise StoreError(f"{db}: damaged ({damage})")
         before = after
         if attempt + 1 < COPY_ATTEMPTS:
             import time
@@ -117,29 +123,37 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connectio
     return None
 
 
-def _open_copy(copy: Path) -> sqlite3.Connection | None:
+def _open_copy(copy: Path) -> tuple[sqlite3.Connection | None, str]:
+    """The copy opened, or None and why. Any exception is damage (a bad schema page raises
+    UnicodeDecodeError, not sqlite3.Error)."""
+    conn = None
     try:
         conn = sqlite3.connect(copy, timeout=0.5)
         conn.execute("select count(*) from sqlite_master").fetchone()  # replays the WAL / rolls back
-        return conn
-    except sqlite3.Error:
-        return None
+        return conn, ""
+    except Exception as exc:
+        if conn is not None:
+            conn.close()
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _open_immutable(db: Path) -> sqlite3.Connection:
+    conn = None
     try:
         conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True, timeout=0.5)
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"{db}: cannot be read ({exc})") from None
+    except Exception as exc:
+        if conn is not None:
+            conn.close()
+        raise StoreError(f"{db}: cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def _quick_check(conn: sqlite3.Connection, db: Path) -> None:
     try:
         verdict = conn.execute("pragma quick_check(1)").fetchone()
-    except (sqlite3.Error, UnicodeDecodeError) as exc:
-        raise StoreError(f"{db}: damaged ({exc})") from None
+    except Exception as exc:
+        raise StoreError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
     if not verdict or verdict[0] != "ok":
         raise StoreError(f"{db}: damaged ({verdict[0] if verdict else 'no answer'})")
 
@@ -148,7 +162,7 @@ def columns(conn: sqlite3.Connection, table: str) -> set[str]:
     """The columns a table has in this version of the app; empty if the table is missing."""
     try:
         return {row[1] for row in conn.execute(f"pragma table_info({table!r})")}
-    except (sqlite3.Error, UnicodeDecodeError):
+    except Exception:
         return set()
 
 
@@ -169,5 +183,5 @@ def select_present(
             record: dict[str, object] = dict.fromkeys(wanted)
             record.update(zip(present, row, strict=True))
             yield record
-    except (sqlite3.Error, UnicodeDecodeError) as exc:  # damage: a bad page, text that is not UTF-8
-        raise StoreError(f"reading {table!r}: {exc}") from None
+    except Exception as exc:  # damage: a bad page, text that is not UTF-8, anything else
+        raise StoreError(f"reading {table!r}: {type(exc).__name__}: {exc}") from None

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from homes import CodexThread, write_codex_home
 
 from sessidx import sqlite_snapshot
@@ -160,3 +161,69 @@ def test_a_store_over_the_copy_cap_is_read_in_place_and_said(home, monkeypatch):
     problems: list[str] = []
     assert list(codex_titles(problems).values()) == ["capped"]
     assert any("not copied" in p for p in problems)
+
+
+def rollout_ids(codex: Path) -> set[str]:
+    return {p.stem[-36:] for p in codex.rglob("rollout-*.jsonl")}
+
+
+def damage(db: Path, seed: int) -> str:
+    """One of several kinds of damage, chosen and placed by `seed`."""
+    import random
+
+    rng = random.Random(seed)
+    data = bytearray(db.read_bytes())
+    kind = ("schema-text", "schema-page", "junk-page", "truncated", "header", "wal")[seed % 6]
+    if kind == "schema-text":  # a schema entry's name not UTF-8 and its SQL broken: SQLite's error
+        # message quotes the name, and decoding the message raises UnicodeDecodeError
+        import re
+
+        entries = [m for m in re.finditer(rb"(table|index)([a-z_]{4,})\2", data) if m.start() >= 4096]
+        entry = entries[rng.randrange(len(entries))]
+        data[entry.start(2) + 1] = data[entry.end(2) + 1] = 0xFF
+        at = data.find(b"CREATE", entry.end())
+        data[at:at + 6] = b"CREATX"
+    elif kind == "schema-page":
+        start = rng.randrange(100, 4096 - 64)
+        data[start:start + rng.randrange(8, 64)] = bytes(rng.randrange(256) for _ in range(64))[: 64]
+    elif kind == "junk-page":
+        page = rng.randrange(1, max(2, len(data) // 4096))
+        data[page * 4096:(page + 1) * 4096] = rng.randbytes(4096)
+    elif kind == "truncated":
+        data = data[: rng.randrange(100, len(data))]
+    elif kind == "header":
+        data[rng.randrange(16, 100)] ^= 0xFF
+    else:
+        wal = Path(f"{db}-wal")
+        raw = bytearray(wal.read_bytes())
+        at = rng.randrange(32, len(raw) - 64)
+        raw[at:at + 64] = rng.randbytes(64)
+        wal.write_bytes(bytes(raw))
+    db.write_bytes(bytes(data))
+    return kind
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_damage_to_the_real_codex_database_falls_back_to_its_rollouts(home, realdata, seed):
+    """Once: a schema that is not UTF-8 raised UnicodeDecodeError while the copy was opened,
+    outside quick_check, and Codex listed 0 of its 8 rollouts."""
+    import shutil
+
+    shutil.copytree(realdata("codex-home"), home, dirs_exist_ok=True)
+    codex = home / ".codex"
+    assert len(rollout_ids(codex)) == 9  # 8 live, 1 archived
+    hidden = home.parent / "db-aside"
+    hidden.mkdir()
+    for db in codex.glob("state_5.sqlite*"):
+        db.rename(hidden / db.name)
+    rollouts = set(codex_titles())  # what the rollouts alone list (sub-agents' are not listed)
+    assert len(rollouts) == 7
+    for db in hidden.iterdir():
+        db.rename(codex / db.name)
+    kind = damage(codex / "state_5.sqlite", seed)
+    problems: list[str] = []
+    listed = set(codex_titles(problems))
+    assert rollouts <= listed, (kind, problems)
+    done = run_cli("list", "--app", "codex", "--json", "--archived")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, (kind, done.stderr)
+    assert rollouts <= {json.loads(line)["id"] for line in done.stdout.splitlines()}, kind

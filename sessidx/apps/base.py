@@ -114,6 +114,8 @@ def read_tables(db: str, tables: dict[str, list[str]], strict: bool = False) -> 
             return {table: list(select_present(conn, table, columns)) for table, columns in tables.items()}
     except StoreError as exc:
         raise SourceError(str(exc)) from None
+    except Exception as exc:  # whatever else a damaged store raises: this store is unreadable, the rest go on
+        raise SourceError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
     finally:
         for note in notes:
             report(note)
