@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import IO, NoReturn
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -132,7 +133,15 @@ def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 PUBLIC = [name for name, (helptext, _) in COMMANDS.items() if helptext]
 
 
-class _Parser(argparse.ArgumentParser):
+class _Loud(argparse.ArgumentParser):
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """argparse swallows a failed write of --help or --version; `sessidx help > /dev/full`
+        must fail, as every other command does (cli.main says so in one line)."""
+        if message:
+            (file or sys.stderr).write(message)
+
+
+class _Parser(_Loud):
     def error(self, message: str) -> NoReturn:
         """An unknown command names the commands a person uses (argparse would list the
         picker's internal ones too)."""
@@ -142,6 +151,6 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-class _Subparser(argparse.ArgumentParser):
+class _Subparser(_Loud):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(formatter_class=_Formatter, **kwargs)  # type: ignore[arg-type]

@@ -224,7 +224,7 @@ def test_branch_mismatch_asks(shell, home, tmp_path, answer):
     shell.tmux.send("Enter")
     if answer == "yes":
         shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
-        assert recorded(shell.stubs, "claude")[0][:2] == [f"--resume={s.session_id}"]
+        assert recorded(shell.stubs, "claude")[0][:1] == [f"--resume={s.session_id}"]
         assert shell.pwd() == str(repo)
     else:
         shell.tmux.until(lambda scr: "no" in scr.split("[y/N]")[-1], "the answer echoed")
@@ -239,7 +239,7 @@ def test_alt_enter_carries_the_permissive_mode(shell, home, tmp_path):
     shell.pick("Loose mode", key="M-Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
     argv, _ = recorded(shell.stubs, "claude")
-    assert argv[-2:] == ["--permission-mode", "bypassPermissions"] and s.session_id in argv
+    assert argv[-2:] == ["--permission-mode", "bypassPermissions"] and f"--resume={s.session_id}" in argv
 
 
 @pytest.mark.shell
@@ -316,7 +316,7 @@ def test_user_aliases_cannot_break_it(request, tmp_path, home, stub_bin):
         sub = tmp_path / name
         sub.mkdir()
         folder = sub / "aliased"
-        s = session_in(folder, home, prompt=f"Aliases in {name}", session_id=f"{name}-alias-0000")
+        s = session_in(folder, home, prompt=f"Aliases in {name}", session_id=f"a11a5000-0000-4000-8000-{SHELLS.index(name):012d}")
         sh = Shell(name, sub, home, stub_bin, extras[name])
         try:
             sh.pick(f"Aliases in {name}")
@@ -604,5 +604,5 @@ def test_ctrl_f_finds_a_session_by_what_was_said_and_resumes_it(shell, home, tmp
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
     argv, cwd = recorded(shell.stubs, "claude")
-    assert argv[:2] == [f"--resume={s.session_id}"] and cwd == str(tmp_path / "ops")
+    assert argv[:1] == [f"--resume={s.session_id}"] and cwd == str(tmp_path / "ops")
     assert other.session_id not in argv
