@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -134,7 +137,7 @@ PUBLIC = [name for name, (helptext, _) in COMMANDS.items() if helptext]
 
 
 class _Loud(argparse.ArgumentParser):
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """argparse swallows a failed write of --help or --version; `sessidx help > /dev/full`
         must fail, as every other command does (cli.main says so in one line)."""
         if message:

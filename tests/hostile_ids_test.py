@@ -5,6 +5,7 @@ repository can plant one), and the CLIs parse what follows `--resume` as options
 
 from __future__ import annotations
 
+import contextlib
 import json
 import marshal
 import shutil
@@ -54,11 +55,9 @@ def plant(home: Path, old: str, new: str, names: bool = True) -> None:
             conn = sqlite3.connect(path)
             for (table,) in conn.execute("select name from sqlite_master where type = 'table'").fetchall():
                 for column in [row[1] for row in conn.execute(f"pragma table_info('{table}')")]:
-                    try:
+                    with contextlib.suppress(sqlite3.Error):  # a virtual table, a constraint
                         conn.execute(f'update "{table}" set "{column}" = replace("{column}", ?, ?) '
                                      f'where typeof("{column}") = \'text\' and instr("{column}", ?)', (old, new, old))
-                    except sqlite3.Error:
-                        pass  # a virtual table, a constraint: the row elsewhere carries the id
             conn.commit()
             conn.execute("pragma wal_checkpoint(TRUNCATE)")
             conn.close()
@@ -97,7 +96,7 @@ def test_option_like_ids_are_skipped_in_every_apps_real_format(app, realdata, tm
     assert listed(app)[0] == before - {old} | {sibling(old)}, "the planting does not reach this app's ids"
     for i, hostile in enumerate(HOSTILE):
         root = tmp_path / f"h{i}"
-        monkeypatch.setenv("SESSIDX_HOME", str(home := copy_home(realdata, app, root)))
+        monkeypatch.setenv("SESSIDX_HOME", str(copy_home(realdata, app, root)))
         plant(root, old, hostile, names=app != "amp")  # amp lists only `T-*.json`: the id inside
         ids, problems = listed(app)
         assert ids == before - {old}, hostile

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, carry_or_override, json_markers, one, said_in, stamp_or_none
+from sessidx.apps.base import (
+    UUID,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    carry_or_override,
+    json_markers,
+    one,
+    said_in,
+    stamp_or_none,
+)
 from sessidx.model import Session
 from sessidx.readers import (
     Record,

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import UUID, DOCUMENT_CAP, AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none
+from sessidx.apps.base import (
+    DOCUMENT_CAP,
+    UUID,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    loose_reason,
+    one,
+    said_in,
+    stamp_or_none,
+)
 from sessidx.model import Session
 from sessidx.readers import files, iso_ms, read_small_json, stamp, subdirs, text
 
