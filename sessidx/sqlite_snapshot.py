@@ -71,16 +71,50 @@ def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
             conn.close()
 
 
-def _state(db: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
-    """What would change if a writer touched the database or a companion file."""
-    out: list[tuple[int, int, int, int] | None] = []
+State = tuple[tuple[object, ...] | None, ...]
+
+
+def _state(db: Path) -> State:
+    """What would change if a writer touched the database or a companion file. Of the WAL only
+    its inode, header and size: a commit appends frames to it, which a copy may take or leave
+    (SQLite replays the WAL up to its last whole, checksummed commit), and that must not count
+    as a change, or a writer committing faster than a large store copies would leave no copy
+    consistent (once: 12 of 60 lists of a 100 MB Codex database lost every WAL-only thread)."""
+    out: list[tuple[object, ...] | None] = []
     for suffix in ("", *_COMPANIONS):
         try:
             st = os.stat(f"{db}{suffix}")
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         except OSError:
             out.append(None)
+            continue
+        if suffix == "-wal":
+            out.append((st.st_ino, _wal_header(f"{db}{suffix}"), st.st_size))
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)
+
+
+def _wal_header(path: str) -> bytes:
+    """The WAL's header: its salts change whenever the WAL restarts after a checkpoint."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(32)
+    except OSError:
+        return b""
+
+
+def _held_still(before: State, after: State) -> bool:
+    """No writer changed what the copy holds: the database and journal as they were, the WAL
+    the same WAL (inode, header), only longer. A checkpoint writes into the database and a
+    restart rewrites the WAL header: both are changes."""
+    wal = 1 + _COMPANIONS.index("-wal")
+    if before[:wal] + before[wal + 1:] != after[:wal] + after[wal + 1:]:
+        return False
+    old, new = before[wal], after[wal]
+    if old is None or new is None:
+        return old == new
+    grew = isinstance(old[2], int) and isinstance(new[2], int) and new[2] >= old[2]
+    return old[:2] == new[:2] and grew
 
 
 def _copy(source: str, target: Path) -> None:
@@ -108,7 +142,7 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False
         if failed is not None and after == before:
             notes.append(f"{db}: could not copy it ({failed.strerror or failed})")
             return None
-        if failed is None and after == before:
+        if failed is None and _held_still(before, after):
             conn, damage = _open_copy(copy)
             if conn is not None:
                 return conn

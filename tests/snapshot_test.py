@@ -227,3 +227,52 @@ def test_any_damage_to_the_real_codex_database_falls_back_to_its_rollouts(home, 
     done = run_cli("list", "--app", "codex", "--json", "--archived")
     assert done.returncode == 0 and "Traceback" not in done.stderr, (kind, done.stderr)
     assert rollouts <= {json.loads(line)["id"] for line in done.stdout.splitlines()}, kind
+
+
+def test_a_live_writer_on_a_100_mb_database_never_hides_its_wal_only_threads(home):
+    """A real writer committing every 50 ms to a 100 MB Codex database: the copy of the database
+    takes longer than that, the WAL grows during every copy, and that must not count as a torn
+    copy (once the copy never held still, the fallback read in place without the WAL, and 12 of
+    60 lists showed none of the threads that lived only in the WAL)."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/on-disk", title="has a rollout")])
+    db = codex / "state_5.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("create table padding (b blob)")
+    for _ in range(100):
+        conn.execute("insert into padding values (zeroblob(1024 * 1024))")
+    conn.commit()
+    conn.execute("pragma wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert db.stat().st_size >= 100 << 20
+    ready = home / "ready"
+    only_in_wal = [f"0d000000-0000-4000-8000-{i:012d}" for i in range(5)]
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import os, sqlite3, time
+db = sqlite3.connect({str(db)!r})
+db.execute("pragma wal_autocheckpoint=0")  # as Codex leaves it: the new threads only in the WAL
+row = list(db.execute("select * from threads").fetchone())
+for ident in {only_in_wal!r}:
+    row[0] = ident
+    db.execute(f"insert into threads values ({{','.join('?' * len(row))}})", row)
+db.commit()
+open({str(ready)!r}, "w").close()
+deadline = time.time() + 40  # bounded: the test stops it sooner
+while time.time() < deadline:
+    db.execute("update threads set updated_at = updated_at + 1 where id = ?", ({only_in_wal[0]!r},))
+    db.commit()
+    time.sleep(0.05)
+"""])
+    try:
+        deadline = time.time() + 20
+        while not ready.exists():
+            assert time.time() < deadline and writer.poll() is None, "the writer did not start"
+            time.sleep(0.05)
+        for _ in range(6):
+            problems: list[str] = []
+            listed = codex_titles(problems)
+            assert set(only_in_wal) <= set(listed), problems
+            assert not any("without its WAL" in p for p in problems), problems
+        assert writer.poll() is None  # it wrote during every list
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
