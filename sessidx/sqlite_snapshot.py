@@ -123,7 +123,8 @@ def _copy(source: str, target: Path) -> None:
 
 def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False) -> sqlite3.Connection | None:
     before = _state(db)
-    if before[0] is not None and before[0][1] > COPY_CAP:
+    size = before[0][1] if before[0] is not None else 0
+    if isinstance(size, int) and size > COPY_CAP:
         notes.append(f"{db}: over {COPY_CAP >> 20} MiB, not copied")
         return None
     copy = tmp / db.name
