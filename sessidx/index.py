@@ -274,14 +274,23 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
     return len(signature) == FIELD_COUNT and all(t in allowed for t, allowed in zip(signature, _ROW_TYPES, strict=True))
 
 
+_VISIBLE_ASCII = bytes(range(0x21, 0x7F))
+
+
 def _plain_ids(ids: list[str]) -> bool:
     """The check of cached ids that needs no regex (a key press must not load `re`): each not
     empty, one line, printable, without a blank, not starting with `-`. No cached id can then
     add a picker row or an option; the app's full grammar (`id_fits`) is applied when a store
     is read and when a cached session is looked up to be resumed (`cached_session`)."""
-    joined = "\n".join(ids)
-    return not ids or (joined.count("\n") == len(ids) - 1 and "" not in ids and " " not in joined
-            and not joined.startswith("-") and "\n-" not in joined and joined.replace("\n", "").isprintable())
+    if not ids:
+        return True
+    flat = "".join(ids)  # a newline or an escape in any id makes it unprintable
+    if flat.isascii():  # the usual case, one pass in C: nothing outside `!`..`~`
+        if flat.encode().translate(None, _VISIBLE_ASCII) or "" in ids:
+            return False
+    elif not flat.isprintable() or " " in flat or "" in ids:
+        return False
+    return min(ids)[0] > "-" or not any(ident.startswith("-") for ident in ids)  # the scan only if it may
 
 
 _GRAMMARS: dict[str, Any] = {}
