@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -142,7 +146,15 @@ def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 PUBLIC = [name for name, (helptext, _) in COMMANDS.items() if helptext]
 
 
-class _Parser(argparse.ArgumentParser):
+class _Loud(argparse.ArgumentParser):
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """argparse swallows a failed write of --help or --version; `sessidx help > /dev/full`
+        must fail, as every other command does (cli.main says so in one line)."""
+        if message:
+            (file or sys.stderr).write(message)
+
+
+class _Parser(_Loud):
     def error(self, message: str) -> NoReturn:
         """An unknown command names the commands a person uses (argparse would list the
         picker's internal ones too)."""
@@ -152,6 +164,6 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-class _Subparser(argparse.ArgumentParser):
+class _Subparser(_Loud):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(formatter_class=_Formatter, **kwargs)  # type: ignore[arg-type]

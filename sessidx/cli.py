@@ -47,7 +47,16 @@ def _parse(argv: list[str]) -> Any:
 
 
 def _out(line: str) -> None:
-    sys.stdout.write(line + "\n")
+    try:
+        sys.stdout.write(line + "\n")
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk (`> /dev/full`), an I/O error: one line, exit 1
+        raise SessidxError(_cannot_write(exc)) from None
+
+
+def _cannot_write(exc: OSError) -> str:
+    return f"cannot write the output ({exc.strerror or exc})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,11 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     gc.disable()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _parse(argv)
-    from sessidx.config import current_env
-
-    env = current_env()
     try:
+        args = _parse(argv)
+        from sessidx.config import current_env
+
+        env = current_env()
         if args.command == "lines" and getattr(args, "content", None) is not None:
             from sessidx.content.feed import feed  # a keystroke in content mode: not even `commands`
 
@@ -115,6 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return ExitCode.OK
+    except OSError as exc:  # `> /dev/full`, an I/O error: one line, never a traceback
+        from sessidx.render import warn
+
+        warn(_cannot_write(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}")
+        return ExitCode.ERROR
 
 
 def _quiet_stdout() -> None:
@@ -176,12 +190,19 @@ def run() -> None:
 
     _utf8_mode()
     _standard_streams()
-    code = main()
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse's --help, --version and usage errors
+        code = exc.code if isinstance(exc.code, int) else ExitCode.OK if exc.code is None else ExitCode.ERROR
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BrokenPipeError:
             _quiet_stdout()
-        except OSError:  # a full disk or a closed terminal: nothing left to tell anyone
-            continue
+        except OSError as exc:  # what is still buffered cannot be written: a full disk, say so
+            if stream is sys.stdout:
+                from sessidx.render import warn
+
+                warn(_cannot_write(exc))
+                code = ExitCode.ERROR
     os._exit(code)

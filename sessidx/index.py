@@ -124,7 +124,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
             problems.append(f"{app.name}: cannot list its sessions: {exc}")
             sources = []
         before = len(sessions)
-        part, app_changed = _refresh_app(app.name, sources, cached.get(app.name), sessions, problems)
+        part, app_changed = _refresh_app(app, sources, cached.get(app.name), sessions, problems)
         if on_app is not None:
             on_app(sessions[before:])
         fresh[app.name] = part
@@ -154,7 +154,10 @@ def from_cache(env: Env, apps: Iterable[App]) -> Index | None:
     listed: list[Session] = []
     for app in apps:
         stamps, rows, notes = cached.get(app.name) or ({}, {}, {})
-        listed += _checked(app.name, rows, rows.keys()) or []
+        found = _checked(app.name, rows, rows.keys())
+        if found is None:  # some rows damaged: the others still count
+            found = _checked(app.name, rows, [key for key in rows if _checked(app.name, rows, [key]) is not None])
+        listed += found or []
         problems += _notes_of(notes, rows.keys())
     return Index(_newest_first(listed), problems=problems, env=env)
 
@@ -169,11 +172,16 @@ def cached_session(env: Env, key: str) -> Session | None:
     for source_key, rows in part[1].items():
         if type(rows) is list and any(type(r) is list and r[1:2] == [sid] for r in rows):
             found = _checked(app, part[1], [source_key])
-            return next((s for s in found or [] if s.id == sid), None)
+            session = next((s for s in found or [] if s.id == sid), None)
+            # about to become a command line: the app's full id grammar, as when its store is read
+            from sessidx.apps import app_named
+
+            owner = app_named(app)
+            return session if session is not None and owner is not None and id_fits(owner.id_pattern, sid) else None
     return None
 
 
-def _refresh_app(name: str, sources: list[Source], part: list[dict[Any, Any]] | None, sessions: list[Session],
+def _refresh_app(app: App, sources: list[Source], part: list[dict[Any, Any]] | None, sessions: list[Session],
                  problems: list[str]) -> tuple[list[dict[Any, Any]], bool]:
     """One app's sessions into `sessions`: cached rows of unchanged sources, the rest read anew.
     Returns the app's new cache part and whether it differs from the old one.
@@ -182,6 +190,7 @@ def _refresh_app(name: str, sources: list[Source], part: list[dict[Any, Any]] | 
     no Python-level work per source beyond the app's own stat."""
     from operator import attrgetter
 
+    name = app.name
     old_stamps, old_rows, old_notes = part or ({}, {}, {})
     current = dict(map(attrgetter("key", "stamp"), sources))
     if current == old_stamps and old_rows.keys() == current.keys():
@@ -202,7 +211,7 @@ def _refresh_app(name: str, sources: list[Source], part: list[dict[Any, Any]] | 
     problems += _notes_of(notes, notes.keys())
     sessions += kept
     for source in (s for s in sources if s.key not in same) if len(same) < len(current) else ():
-        loaded, source_notes = _read(source)
+        loaded, source_notes = _read(source, app)
         rows[source.key] = [_cache_row(s) for s in loaded]
         if source_notes:
             notes[source.key] = source_notes
@@ -219,7 +228,7 @@ def _newest_row(item: tuple[Any, list[list[Any]]]) -> tuple[int, str, str]:
     return (rows[0][5], rows[0][0], rows[0][1]) if rows else (0, "", "")
 
 
-def _read(source: Source) -> tuple[list[Session], list[str]]:
+def _read(source: Source, app: App) -> tuple[list[Session], list[str]]:
     """A source's sessions and what went wrong reading it: bad input is skipped, never raised."""
     from sessidx.apps.base import report, take_reports
 
@@ -230,7 +239,7 @@ def _read(source: Source) -> tuple[list[Session], list[str]]:
         loaded = []
         report(f"{source.key}: skipped: {exc}")
     notes = take_reports()
-    return _valid(loaded, source.key, notes), notes
+    return _valid(loaded, source.key, notes, app), notes
 
 
 def _notes_of(notes: dict[Any, Any], keys: Iterable[Any]) -> list[str]:
@@ -268,7 +277,8 @@ def _checked(app: str, rows_by_key: dict[Any, Any], keys: Iterable[Any]) -> list
             return None
         rows = list(chain.from_iterable(row_lists))
         if not (set(map(type, rows)) <= {list} and set(map(itemgetter(0), rows)) <= {app}
-                and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))):
+                and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
+                and _plain_ids(list(map(itemgetter(1), rows)))):
             return None
     except (KeyError, TypeError, IndexError):  # a key without rows, unhashable junk, an empty row
         return None
@@ -279,13 +289,53 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
     return len(signature) == FIELD_COUNT and all(t in allowed for t, allowed in zip(signature, _ROW_TYPES, strict=True))
 
 
-def _valid(sessions: list[Session], key: str, notes: list[str]) -> list[Session]:
-    """Sessions whose id can be shown, passed around and typed: printable, one line, not empty.
-    An id is a file name on most apps, and a file name may hold a newline or an escape."""
+_VISIBLE_ASCII = bytes(range(0x21, 0x7F))
+
+
+def _plain_ids(ids: list[str]) -> bool:
+    """The check of cached ids that needs no regex (a key press must not load `re`): each not
+    empty, one line, printable, without a blank, not starting with `-`. No cached id can then
+    add a picker row or an option; the app's full grammar (`id_fits`) is applied when a store
+    is read and when a cached session is looked up to be resumed (`cached_session`)."""
+    if not ids:
+        return True
+    flat = "".join(ids)  # a newline or an escape in any id makes it unprintable
+    if flat.isascii():  # the usual case, one pass in C: nothing outside `!`..`~`
+        if flat.encode().translate(None, _VISIBLE_ASCII) or "" in ids:
+            return False
+    elif not flat.isprintable() or " " in flat or "" in ids:
+        return False
+    return min(ids)[0] > "-" or not any(ident.startswith("-") for ident in ids)  # the scan only if it may
+
+
+_GRAMMARS: dict[str, Any] = {}
+
+
+def id_fits(pattern: str, ident: str) -> bool:
+    """Whether `ident` is, whole, an id of the app whose `id_pattern` this is (compiled once, on
+    first use: the warm key press compiles nothing)."""
+    compiled = _GRAMMARS.get(pattern)
+    if compiled is None:
+        import re
+
+        compiled = _GRAMMARS[pattern] = re.compile(pattern)
+    return compiled.fullmatch(ident) is not None
+
+
+def _valid(sessions: list[Session], key: str, notes: list[str], app: App) -> list[Session]:
+    """Sessions whose id can be shown, passed around and typed: printable, one line, not empty,
+    and of the app's own form (`id_pattern`). An id is a file name or a database row other
+    programs write (Crush keeps its database in the project folder: a cloned repository can
+    plant one), and an id like `--dangerously-skip-permissions` must never reach a command line."""
     kept = [s for s in sessions if s.id and s.id.isprintable()]
     if len(kept) < len(sessions):
         notes.append(f"{key}: skipped {len(sessions) - len(kept)} session(s) whose id holds control characters")
-    return kept
+    fitting = [s for s in kept if id_fits(app.id_pattern, s.id)]
+    if len(fitting) < len(kept):
+        odd = [s.id[:60] for s in kept if not id_fits(app.id_pattern, s.id)]
+        notes.append(f"{key}: skipped {len(odd)} session(s) whose id is not of {app.name}'s form "
+                     f"({', '.join(map(repr, odd[:3]))}{', ...' if len(odd) > 3 else ''})")
+    return fitting
 
 
 def _newest_first(sessions: list[Session]) -> list[Session]:

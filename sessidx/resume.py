@@ -84,6 +84,10 @@ def current_branch(cwd: str) -> str | None:
 
 def make_plan(session: Session, env: Env, allow_permissive: bool = False) -> Plan:
     app = APPS[session.app]
+    from sessidx.index import id_fits
+
+    if not id_fits(app.id_pattern, session.id):  # the last guard: a damaged cache read without a regex
+        raise SessidxError(f"not resuming {session.app} session {session.id!r}: not an id of {app.name}'s form")
     cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"))
     decided = app.plan(session, cli, allow_permissive, env)
     plan = Plan(

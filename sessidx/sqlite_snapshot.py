@@ -54,7 +54,7 @@ def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
     if notes is None:
         notes = []
     with tempfile.TemporaryDirectory(prefix="sessidx-db-") as tmp:
-        conn = _consistent_copy(db, Path(tmp), notes)
+        conn = _consistent_copy(db, Path(tmp), notes, strict)
         if conn is None:
             conn = _open_immutable(db)
             notes.append(f"{db}: read in place without its WAL or journal (may be stale or hold uncommitted rows)")
@@ -63,29 +63,68 @@ def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
             if strict:
                 _quick_check(conn, db)
             yield conn
+        except StoreError:
+            raise
+        except Exception as exc:  # any failure reading a store is damage, never a traceback
+            raise StoreError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
         finally:
             conn.close()
 
 
-def _state(db: Path) -> tuple[tuple[int, int, int, int] | None, ...]:
-    """What would change if a writer touched the database or a companion file."""
-    out: list[tuple[int, int, int, int] | None] = []
+State = tuple[tuple[object, ...] | None, ...]
+
+
+def _state(db: Path) -> State:
+    """What would change if a writer touched the database or a companion file. Of the WAL only
+    its inode, header and size: a commit appends frames to it, which a copy may take or leave
+    (SQLite replays the WAL up to its last whole, checksummed commit), and that must not count
+    as a change, or a writer committing faster than a large store copies would leave no copy
+    consistent (once: 12 of 60 lists of a 100 MB Codex database lost every WAL-only thread)."""
+    out: list[tuple[object, ...] | None] = []
     for suffix in ("", *_COMPANIONS):
         try:
             st = os.stat(f"{db}{suffix}")
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         except OSError:
             out.append(None)
+            continue
+        if suffix == "-wal":
+            out.append((st.st_ino, _wal_header(f"{db}{suffix}"), st.st_size))
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)
+
+
+def _wal_header(path: str) -> bytes:
+    """The WAL's header: its salts change whenever the WAL restarts after a checkpoint."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(32)
+    except OSError:
+        return b""
+
+
+def _held_still(before: State, after: State) -> bool:
+    """No writer changed what the copy holds: the database and journal as they were, the WAL
+    the same WAL (inode, header), only longer. A checkpoint writes into the database and a
+    restart rewrites the WAL header: both are changes."""
+    wal = 1 + _COMPANIONS.index("-wal")
+    if before[:wal] + before[wal + 1:] != after[:wal] + after[wal + 1:]:
+        return False
+    old, new = before[wal], after[wal]
+    if old is None or new is None:
+        return old == new
+    grew = isinstance(old[2], int) and isinstance(new[2], int) and new[2] >= old[2]
+    return old[:2] == new[:2] and grew
 
 
 def _copy(source: str, target: Path) -> None:
     shutil.copyfile(source, target)
 
 
-def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connection | None:
+def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False) -> sqlite3.Connection | None:
     before = _state(db)
-    if before[0] is not None and before[0][1] > COPY_CAP:
+    size = before[0][1] if before[0] is not None else 0
+    if isinstance(size, int) and size > COPY_CAP:
         notes.append(f"{db}: over {COPY_CAP >> 20} MiB, not copied")
         return None
     copy = tmp / db.name
@@ -104,10 +143,12 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connectio
         if failed is not None and after == before:
             notes.append(f"{db}: could not copy it ({failed.strerror or failed})")
             return None
-        if failed is None and after == before:
-            conn = _open_copy(copy)
+        if failed is None and _held_still(before, after):
+            conn, damage = _open_copy(copy)
             if conn is not None:
                 return conn
+            if strict:  # a copy that held still and cannot be opened: the store is damaged
+                raise StoreError(f"{db}: damaged ({damage})")
         before = after
         if attempt + 1 < COPY_ATTEMPTS:
             import time
@@ -117,29 +158,37 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str]) -> sqlite3.Connectio
     return None
 
 
-def _open_copy(copy: Path) -> sqlite3.Connection | None:
+def _open_copy(copy: Path) -> tuple[sqlite3.Connection | None, str]:
+    """The copy opened, or None and why. Any exception is damage (a bad schema page raises
+    UnicodeDecodeError, not sqlite3.Error)."""
+    conn = None
     try:
         conn = sqlite3.connect(copy, timeout=0.5)
         conn.execute("select count(*) from sqlite_master").fetchone()  # replays the WAL / rolls back
-        return conn
-    except sqlite3.Error:
-        return None
+        return conn, ""
+    except Exception as exc:
+        if conn is not None:
+            conn.close()
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _open_immutable(db: Path) -> sqlite3.Connection:
+    conn = None
     try:
         conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True, timeout=0.5)
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"{db}: cannot be read ({exc})") from None
+    except Exception as exc:
+        if conn is not None:
+            conn.close()
+        raise StoreError(f"{db}: cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def _quick_check(conn: sqlite3.Connection, db: Path) -> None:
     try:
         verdict = conn.execute("pragma quick_check(1)").fetchone()
-    except (sqlite3.Error, UnicodeDecodeError) as exc:
-        raise StoreError(f"{db}: damaged ({exc})") from None
+    except Exception as exc:
+        raise StoreError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
     if not verdict or verdict[0] != "ok":
         raise StoreError(f"{db}: damaged ({verdict[0] if verdict else 'no answer'})")
 
@@ -148,7 +197,7 @@ def columns(conn: sqlite3.Connection, table: str) -> set[str]:
     """The columns a table has in this version of the app; empty if the table is missing."""
     try:
         return {row[1] for row in conn.execute(f"pragma table_info({table!r})")}
-    except (sqlite3.Error, UnicodeDecodeError):
+    except Exception:
         return set()
 
 
@@ -169,5 +218,5 @@ def select_present(
             record: dict[str, object] = dict.fromkeys(wanted)
             record.update(zip(present, row, strict=True))
             yield record
-    except (sqlite3.Error, UnicodeDecodeError) as exc:  # damage: a bad page, text that is not UTF-8
-        raise StoreError(f"reading {table!r}: {exc}") from None
+    except Exception as exc:  # damage: a bad page, text that is not UTF-8, anything else
+        raise StoreError(f"reading {table!r}: {type(exc).__name__}: {exc}") from None

@@ -66,9 +66,9 @@ def test_wrong_types_in_every_field(home, value):
         records.append({"type": "user", "cwd": "/w/typed", f: value})
         records.append({"type": "assistant", f: value, "message": value})
         records.append({"type": "custom-title", f: value})
-    (claude_folder(home) / "typed.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    (claude_folder(home) / "5e55a1d0-0000-4000-8000-00000000717e.jsonl").write_text("\n".join(json.dumps(r) for r in records))
     ids, _ = listed()
-    assert expected | {"typed"} <= ids
+    assert expected | {"5e55a1d0-0000-4000-8000-00000000717e"} <= ids
 
 
 def test_odd_folder_entries(home):

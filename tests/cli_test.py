@@ -18,15 +18,15 @@ def two_apps(home, tmp_path):
     claude = ClaudeSession(cwd="/w/Payments-Service", branch="fix/Retry-Logic", prompt="Why does CHECKOUT retry?",
                            session_id="c1a0de00-0000-0000-0000-000000000001")
     claude.write(home)
-    thread = CodexThread(cwd="/w/dashboard", title="Dark mode toggle", thread_id="0dex0000-0000-0000-0000-000000000002")
+    thread = CodexThread(cwd="/w/dashboard", title="Dark mode toggle", thread_id="0dec0000-0000-0000-0000-000000000002")
     write_codex_home(home, [thread])
     return claude, thread
 
 
 @pytest.mark.parametrize(
     ("query", "expected"),
-    [("checkout", {"c1a0de00"}), ("PAYMENTS", {"c1a0de00"}), ("retry-logic", {"c1a0de00"}), ("codex", {"0dex0000"}),
-     ("0dex", {"0dex0000"}), ("dark toggle", {"0dex0000"}), ("w/", {"c1a0de00", "0dex0000"})],
+    [("checkout", {"c1a0de00"}), ("PAYMENTS", {"c1a0de00"}), ("retry-logic", {"c1a0de00"}), ("codex", {"0dec0000"}),
+     ("0dec", {"0dec0000"}), ("dark toggle", {"0dec0000"}), ("w/", {"c1a0de00", "0dec0000"})],
 )
 def test_find_matches_title_folder_branch_app_and_id(two_apps, query, expected):
     done = run_cli("find", query, "--json")
@@ -171,7 +171,7 @@ def test_copy_under_tmux_uses_its_buffer(home, tmp_path, stub_bin):
                    env={"TMUX": "/tmp/tmux-0/default,1,0", "PATH": f"{stub_bin}:{os.environ['PATH']}"})
     assert done.stdout.startswith("change-header:copied (tmux buffer):")
     assert (stub_bin / "tmux.args").read_text().split() == ["load-buffer", "-w", "-"]
-    assert f"--resume {s.session_id}" in (stub_bin / "tmux.buffer").read_text()
+    assert f"--resume={s.session_id}" in (stub_bin / "tmux.buffer").read_text()
 
 
 def test_the_first_press_streams_each_app_as_it_is_read(home, tmp_path):

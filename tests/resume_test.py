@@ -53,7 +53,7 @@ def test_claude_modes(home, tmp_path, path_with_stubs, mode, allow, expected_mod
     s = ClaudeSession(cwd=str(cwd), mode=mode, model="claude-opus-5-5", effort="high")
     s.write(home)
     p = plan(s.session_id[:6], *(["--allow-permissive"] if allow else []))
-    assert p["argv"] == ["claude", "--resume", s.session_id, "--model", "claude-opus-5-5", "--effort", "high",
+    assert p["argv"] == ["claude", f"--resume={s.session_id}", "--model", "claude-opus-5-5", "--effort", "high",
                          "--permission-mode", expected_mode]
     assert [h["flag"] for h in p["held_back"]] == held
     assert p["ok"] is True and p["cwd"] == str(cwd)
@@ -88,7 +88,7 @@ def test_codex_strict_flags_explicit(home, tmp_path, path_with_stubs, approval, 
     p = plan(t.thread_id, *(["--allow-permissive"] if allow else []))
     # no `-c model_reasoning_effort=…`: Codex restores effort itself, and `-c` cannot attach to a
     # thread held open in its app server
-    assert p["argv"] == ["codex", "resume", "-m", "gpt-5.2", *flags, "-C", str(tmp_path), t.thread_id]
+    assert p["argv"] == ["codex", "resume", "-m", "gpt-5.2", *flags, "-C", str(tmp_path), "--", t.thread_id]
     assert [h["flag"] for h in p["held_back"]] == held
 
 
@@ -194,7 +194,7 @@ def test_recorded_value_with_a_newline_stays_one_argument(home, tmp_path, path_w
 
     got = recorded(path_with_stubs, "claude")
     assert got is not None
-    assert got[0] == ["--resume", s.session_id, "--model", "claude-opus-4-5\n", "--effort", "high",
+    assert got[0] == [f"--resume={s.session_id}", "--model", "claude-opus-4-5\n", "--effort", "high",
                       "--permission-mode", "default"]
     assert got[1] == str(cwd)
 
@@ -270,7 +270,7 @@ def test_a_failed_probe_is_unknown_not_everything(home, tmp_path, path_with_stub
     s = ClaudeSession(cwd=str(tmp_path), mode="acceptEdits", model="claude-opus-5-5", effort="high")
     s.write(home)
     p = plan(s.session_id)
-    assert p["argv"] == ["claude", "--resume", s.session_id, "--permission-mode", "default"]
+    assert p["argv"] == ["claude", f"--resume={s.session_id}", "--permission-mode", "default"]
     assert any("flags are unknown" in w for w in p["warnings"])
     write_stub(path_with_stubs, "claude")  # fixed: learnt on the next run, nothing stale cached
     assert "--model" in plan(s.session_id)["argv"]

@@ -189,10 +189,10 @@ def test_ctrl_o_resumes_in_the_folder_and_stays_there(shell, home, tmp_path):
     shell.pick("flaky payment")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
     argv, cwd = recorded(shell.stubs, "claude")
-    assert argv == ["--resume", s.session_id, "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
+    assert argv == [f"--resume={s.session_id}", "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
     assert cwd == str(folder)
     assert shell.pwd() == str(folder)  # the cd persists after the agent exits
-    assert f"--resume {s.session_id}" in shell.history()
+    assert f"--resume={s.session_id}" in shell.history()
     assert not list((tmp_path / "work").rglob("pwned*")) and not list(tmp_path.glob("pwned*"))
 
 
@@ -224,7 +224,7 @@ def test_branch_mismatch_asks(shell, home, tmp_path, answer):
     shell.tmux.send("Enter")
     if answer == "yes":
         shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
-        assert recorded(shell.stubs, "claude")[0][:2] == ["--resume", s.session_id]
+        assert recorded(shell.stubs, "claude")[0][:1] == [f"--resume={s.session_id}"]
         assert shell.pwd() == str(repo)
     else:
         shell.tmux.until(lambda scr: "no" in scr.split("[y/N]")[-1], "the answer echoed")
@@ -239,7 +239,7 @@ def test_alt_enter_carries_the_permissive_mode(shell, home, tmp_path):
     shell.pick("Loose mode", key="M-Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
     argv, _ = recorded(shell.stubs, "claude")
-    assert argv[-2:] == ["--permission-mode", "bypassPermissions"] and s.session_id in argv
+    assert argv[-2:] == ["--permission-mode", "bypassPermissions"] and f"--resume={s.session_id}" in argv
 
 
 @pytest.mark.shell
@@ -261,7 +261,7 @@ def test_codex_gets_explicit_strict_flags(shell, home, tmp_path):
     shell.tmux.until_file(shell.stubs / "codex.argv", "the stub codex")
     argv, cwd = recorded(shell.stubs, "codex")
     assert argv == ["resume", "-m", "gpt-5.2", "-a", "on-request", "-s", "workspace-write", "-C", str(folder),
-                    t.thread_id]
+                    "--", t.thread_id]
     assert cwd == str(folder)
 
 
@@ -294,7 +294,7 @@ def test_accept_zero_leaves_the_line_for_editing(shell, home, tmp_path):
     shell.tmux.prepare()
     shell.run("set -gx SESSIDX_ACCEPT 0" if shell.name == "fish" else "export SESSIDX_ACCEPT=0")
     shell.pick("Edit before")
-    shell.tmux.until(lambda scr: f"--resume {s.session_id}" in scr, "the line on the prompt")
+    shell.tmux.until(lambda scr: f"--resume={s.session_id}" in scr, "the line on the prompt")
     assert recorded(shell.stubs, "claude") is None
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude after Enter")
@@ -316,13 +316,13 @@ def test_user_aliases_cannot_break_it(request, tmp_path, home, stub_bin):
         sub = tmp_path / name
         sub.mkdir()
         folder = sub / "aliased"
-        s = session_in(folder, home, prompt=f"Aliases in {name}", session_id=f"{name}-alias-0000")
+        s = session_in(folder, home, prompt=f"Aliases in {name}", session_id=f"a11a5000-0000-4000-8000-{SHELLS.index(name):012d}")
         sh = Shell(name, sub, home, stub_bin, extras[name])
         try:
             sh.pick(f"Aliases in {name}")
             sh.tmux.until_file(stub_bin / "claude.argv", f"the stub claude in {name}")
             assert recorded(stub_bin, "claude") == (
-                ["--resume", s.session_id, "--model", s.model, "--effort", "medium", "--permission-mode", "default"],
+                [f"--resume={s.session_id}", "--model", s.model, "--effort", "medium", "--permission-mode", "default"],
                 str(folder))
             (stub_bin / "claude.argv").unlink()
         finally:
@@ -338,7 +338,7 @@ def test_ctrl_y_copies_the_command_and_stays_open(shell, home, tmp_path):
     shell.pick("Copy this one", key="C-y")
     shell.tmux.until_file(shell.stubs / "clipboard", "the clipboard stub")
     copied = (shell.stubs / "clipboard").read_text()
-    assert f"--resume {s.session_id}" in copied and copied.startswith(("\\builtin cd -- ", "builtin cd -- "))
+    assert f"--resume={s.session_id}" in copied and copied.startswith(("\\builtin cd -- ", "builtin cd -- "))
     screen = shell.tmux.until(lambda scr: "copied (wl-copy):" in scr, "the feedback in the header")
     assert "session>" in screen  # the picker is still open
     shell.tmux.send("Escape")
@@ -604,5 +604,5 @@ def test_ctrl_f_finds_a_session_by_what_was_said_and_resumes_it(shell, home, tmp
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")
     argv, cwd = recorded(shell.stubs, "claude")
-    assert argv[:2] == ["--resume", s.session_id] and cwd == str(tmp_path / "ops")
+    assert argv[:1] == [f"--resume={s.session_id}"] and cwd == str(tmp_path / "ops")
     assert other.session_id not in argv

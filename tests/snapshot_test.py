@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from homes import CodexThread, write_codex_home
 
 from sessidx import sqlite_snapshot
@@ -160,3 +161,118 @@ def test_a_store_over_the_copy_cap_is_read_in_place_and_said(home, monkeypatch):
     problems: list[str] = []
     assert list(codex_titles(problems).values()) == ["capped"]
     assert any("not copied" in p for p in problems)
+
+
+def rollout_ids(codex: Path) -> set[str]:
+    return {p.stem[-36:] for p in codex.rglob("rollout-*.jsonl")}
+
+
+def damage(db: Path, seed: int) -> str:
+    """One of several kinds of damage, chosen and placed by `seed`."""
+    import random
+
+    rng = random.Random(seed)
+    data = bytearray(db.read_bytes())
+    kind = ("schema-text", "schema-page", "junk-page", "truncated", "header", "wal")[seed % 6]
+    if kind == "schema-text":  # a schema entry's name not UTF-8 and its SQL broken: SQLite's error
+        # message quotes the name, and decoding the message raises UnicodeDecodeError
+        import re
+
+        entries = [m for m in re.finditer(rb"(table|index)([a-z_]{4,})\2", data) if m.start() >= 4096]
+        entry = entries[rng.randrange(len(entries))]
+        data[entry.start(2) + 1] = data[entry.end(2) + 1] = 0xFF
+        at = data.find(b"CREATE", entry.end())
+        data[at:at + 6] = b"CREATX"
+    elif kind == "schema-page":
+        start = rng.randrange(100, 4096 - 64)
+        data[start:start + rng.randrange(8, 64)] = bytes(rng.randrange(256) for _ in range(64))[: 64]
+    elif kind == "junk-page":
+        page = rng.randrange(1, max(2, len(data) // 4096))
+        data[page * 4096:(page + 1) * 4096] = rng.randbytes(4096)
+    elif kind == "truncated":
+        data = data[: rng.randrange(100, len(data))]
+    elif kind == "header":
+        data[rng.randrange(16, 100)] ^= 0xFF
+    else:
+        wal = Path(f"{db}-wal")
+        raw = bytearray(wal.read_bytes())
+        at = rng.randrange(32, len(raw) - 64)
+        raw[at:at + 64] = rng.randbytes(64)
+        wal.write_bytes(bytes(raw))
+    db.write_bytes(bytes(data))
+    return kind
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_damage_to_the_real_codex_database_falls_back_to_its_rollouts(home, realdata, seed):
+    """Once: a schema that is not UTF-8 raised UnicodeDecodeError while the copy was opened,
+    outside quick_check, and Codex listed 0 of its 8 rollouts."""
+    import shutil
+
+    shutil.copytree(realdata("codex-home"), home, dirs_exist_ok=True)
+    codex = home / ".codex"
+    assert len(rollout_ids(codex)) == 9  # 8 live, 1 archived
+    hidden = home.parent / "db-aside"
+    hidden.mkdir()
+    for db in codex.glob("state_5.sqlite*"):
+        db.rename(hidden / db.name)
+    rollouts = set(codex_titles())  # what the rollouts alone list (sub-agents' are not listed)
+    assert len(rollouts) == 7
+    for db in hidden.iterdir():
+        db.rename(codex / db.name)
+    kind = damage(codex / "state_5.sqlite", seed)
+    problems: list[str] = []
+    listed = set(codex_titles(problems))
+    assert rollouts <= listed, (kind, problems)
+    done = run_cli("list", "--app", "codex", "--json", "--archived")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, (kind, done.stderr)
+    assert rollouts <= {json.loads(line)["id"] for line in done.stdout.splitlines()}, kind
+
+
+def test_a_live_writer_on_a_100_mb_database_never_hides_its_wal_only_threads(home):
+    """A real writer committing every 50 ms to a 100 MB Codex database: the copy of the database
+    takes longer than that, the WAL grows during every copy, and that must not count as a torn
+    copy (once the copy never held still, the fallback read in place without the WAL, and 12 of
+    60 lists showed none of the threads that lived only in the WAL)."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/on-disk", title="has a rollout")])
+    db = codex / "state_5.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("create table padding (b blob)")
+    for _ in range(100):
+        conn.execute("insert into padding values (zeroblob(1024 * 1024))")
+    conn.commit()
+    conn.execute("pragma wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert db.stat().st_size >= 100 << 20
+    ready = home / "ready"
+    only_in_wal = [f"0d000000-0000-4000-8000-{i:012d}" for i in range(5)]
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import os, sqlite3, time
+db = sqlite3.connect({str(db)!r})
+db.execute("pragma wal_autocheckpoint=0")  # as Codex leaves it: the new threads only in the WAL
+row = list(db.execute("select * from threads").fetchone())
+for ident in {only_in_wal!r}:
+    row[0] = ident
+    db.execute(f"insert into threads values ({{','.join('?' * len(row))}})", row)
+db.commit()
+open({str(ready)!r}, "w").close()
+deadline = time.time() + 40  # bounded: the test stops it sooner
+while time.time() < deadline:
+    db.execute("update threads set updated_at = updated_at + 1 where id = ?", ({only_in_wal[0]!r},))
+    db.commit()
+    time.sleep(0.05)
+"""])
+    try:
+        deadline = time.time() + 20
+        while not ready.exists():
+            assert time.time() < deadline and writer.poll() is None, "the writer did not start"
+            time.sleep(0.05)
+        for _ in range(6):
+            problems: list[str] = []
+            listed = codex_titles(problems)
+            assert set(only_in_wal) <= set(listed), problems
+            assert not any("without its WAL" in p for p in problems), problems
+        assert writer.poll() is None  # it wrote during every list
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)

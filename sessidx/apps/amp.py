@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
+from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import joined_text, mtime_ms, read_document, text
 
@@ -61,6 +61,7 @@ class Amp:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("AMP_HOME", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amp"),)
+    id_pattern = f"T-{UUID}"
 
     def sources(self, env: Env) -> Iterable[Source]:
         home = env.get("AMP_HOME") or os.path.join(env.data_home(), "amp")

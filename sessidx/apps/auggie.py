@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
+from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import iso_ms, read_document, text
 
@@ -71,6 +71,7 @@ class Auggie:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = (".augment",)
+    id_pattern = UUID
 
     def sources(self, env: Env) -> Iterable[Source]:
         return file_sources(os.path.join(env.path(None, ".augment"), "sessions"), ".json", parse_session)

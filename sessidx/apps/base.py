@@ -42,6 +42,10 @@ if TYPE_CHECKING:
         # the real homes derive from these
         home_vars: tuple[str, ...]
         home_dirs: tuple[str, ...]
+        # a regex the whole session id must match (re.fullmatch), as the app writes its ids: a
+        # session whose id does not fit is skipped by the core (an id could otherwise reach the
+        # resume command as an option); UUID below is the usual one
+        id_pattern: str
 
         # every cacheable unit of this app's data, cheap to enumerate (stat, not read)
         def sources(self, env: Env) -> Iterable[Source]: ...
@@ -66,6 +70,9 @@ if TYPE_CHECKING:
         # conversation(self, session: Session) -> list[tuple[str, str]]
 
 Stamp = tuple[int | str | None, ...]
+
+# The id form most CLIs use (crypto.randomUUID, uuid4/uuid7), any case, any version bits.
+UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 class Source(Fields):
@@ -113,6 +120,8 @@ def read_tables(db: str, tables: dict[str, list[str]], strict: bool = False) -> 
             return {table: list(select_present(conn, table, columns)) for table, columns in tables.items()}
     except StoreError as exc:
         raise SourceError(str(exc)) from None
+    except Exception as exc:  # whatever else a damaged store raises: this store is unreadable, the rest go on
+        raise SourceError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
     finally:
         for note in notes:
             report(note)

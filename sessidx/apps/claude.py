@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, carry_or_override, json_markers, one, said_in, stamp_or_none
+from sessidx.apps.base import (
+    UUID,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    carry_or_override,
+    json_markers,
+    one,
+    said_in,
+    stamp_or_none,
+)
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -166,6 +176,7 @@ class Claude:
     program = "claude"
     home_vars: tuple[str, ...] = ("CLAUDE_CONFIG_DIR",)
     home_dirs: tuple[str, ...] = (".claude",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("--help",)
 
     def projects_dir(self, env: Env) -> str:
@@ -197,7 +208,7 @@ class Claude:
         return said_in(record["type"], message.get("content"))
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
-        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        b = ArgvBuilder(cli, self.program, f"--resume={session.id}")  # `=`: never an option
         b.option("--model", session.model)
         b.option("--effort", session.effort)
         # 2.1.332 says "Auto mode is now Claude Code's default permission mode"; older builds

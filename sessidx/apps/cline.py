@@ -89,6 +89,7 @@ class Cline:
     program = "cline"
     home_vars: tuple[str, ...] = ("CLINE_DIR", "CLINE_DATA_DIR")
     home_dirs: tuple[str, ...] = (".cline",)
+    id_pattern = "[0-9]+(?:_[0-9A-Za-z]+)?"  # <ms>_<base36>; tasks of older builds are <ms>
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

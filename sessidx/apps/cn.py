@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
+from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import mtime_ms, read_document, text
 
@@ -53,6 +53,7 @@ class Continue:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("CONTINUE_GLOBAL_DIR",)
     home_dirs: tuple[str, ...] = (".continue",)
+    id_pattern = UUID
 
     def sources(self, env: Env) -> Iterable[Source]:
         folder = os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), "sessions")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
+    UUID,
     AppPlan,
     ArgvBuilder,
     Source,
@@ -249,6 +250,7 @@ class Codex:
     program = "codex"
     home_vars: tuple[str, ...] = ("CODEX_HOME", "CODEX_SQLITE_HOME")
     home_dirs: tuple[str, ...] = (".codex",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("resume", "--help")
 
     def home(self, env: Env) -> str:
@@ -336,7 +338,7 @@ class Codex:
         carry_or_override(b, session.sandbox, STRICT_SANDBOXES, allow_permissive, "-s", "workspace-write",
                           "workspace-write")
         b.option("-C", session.cwd)
-        b.plan.argv.append(session.id)
+        b.plan.argv += ["--", session.id]  # after `--` the id is never an option
         return b.plan
 
 

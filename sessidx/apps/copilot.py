@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
+    UUID,
     AppPlan,
     ArgvBuilder,
     Source,
@@ -121,6 +122,7 @@ class Copilot:
     program = "copilot"
     home_vars: tuple[str, ...] = ("COPILOT_HOME",)
     home_dirs: tuple[str, ...] = (".copilot",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

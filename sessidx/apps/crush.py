@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
+    UUID,
     AppPlan,
     ArgvBuilder,
     Source,
@@ -59,6 +60,7 @@ class Crush:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("CRUSH_GLOBAL_DATA", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "crush"),)
+    id_pattern = UUID
 
     def sources(self, env: Env) -> Iterator[Source]:
         folder = env.get("CRUSH_GLOBAL_DATA") or os.path.join(env.data_home(), "crush")

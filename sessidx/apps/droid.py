@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, loose_reason, one, said_in, stamp_or_none
+from sessidx.apps.base import (
+    UUID,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    json_markers,
+    loose_reason,
+    one,
+    said_in,
+    stamp_or_none,
+)
 from sessidx.model import Session
 from sessidx.readers import files, iso_ms, mtime_ms, open_transcript, read_small_json, stamp, subdirs, text
 
@@ -62,6 +72,7 @@ class Droid:
     program = "droid"
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = (".factory",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, one, said_in, stamp_or_none, tool_words
+from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, json_markers, one, said_in, stamp_or_none, tool_words
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -134,6 +134,7 @@ class Gemini:
     home_vars: tuple[str, ...] = ("GEMINI_CLI_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
                                   "GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
     home_dirs: tuple[str, ...] = (".gemini",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("--help",)
 
     def home(self, env: Env) -> str:

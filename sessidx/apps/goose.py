@@ -71,6 +71,7 @@ class Goose:
     help_args: tuple[str, ...] = ("session", "--help")
     home_vars: tuple[str, ...] = ("GOOSE_PATH_ROOT", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "goose"),)
+    id_pattern = "[0-9]{8}_[0-9]+"  # <yyyymmdd>_<n>
 
     def sources(self, env: Env) -> Iterator[Source]:
         root = env.get("GOOSE_PATH_ROOT")

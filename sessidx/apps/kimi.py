@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
+    UUID,
     AppPlan,
     ArgvBuilder,
     Source,
@@ -79,6 +80,7 @@ class Kimi:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("KIMI_SHARE_DIR",)
     home_dirs: tuple[str, ...] = (".kimi",)
+    id_pattern = UUID
 
     def home(self, env: Env) -> str:
         return env.path("KIMI_SHARE_DIR", ".kimi")

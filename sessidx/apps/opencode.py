@@ -76,6 +76,7 @@ class OpenCode:
         self.folder = folder
         self.database = database
         self.home_dirs: tuple[str, ...] = (os.path.join(".local", "share", folder),)
+        self.id_pattern = "ses_[0-9A-Za-z]+"  # ses_<12 hex of time><14 base62>
 
     def _session(self, sid: str, row: dict[str, Any], path: str | None) -> Session:
         return Session(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, one, said_in
+from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, json_markers, one, said_in
 from sessidx.model import Session
 from sessidx.readers import Record, files, iso_ms, mtime_ms, open_transcript, stamp, subdirs, text
 
@@ -70,6 +70,7 @@ class Qwen:
     program = "qwen"
     home_vars: tuple[str, ...] = ("QWEN_HOME",)
     home_dirs: tuple[str, ...] = (".qwen",)
+    id_pattern = UUID
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

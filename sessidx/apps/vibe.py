@@ -12,7 +12,17 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import DOCUMENT_CAP, AppPlan, ArgvBuilder, Source, loose_reason, one, said_in, stamp_or_none
+from sessidx.apps.base import (
+    DOCUMENT_CAP,
+    UUID,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    loose_reason,
+    one,
+    said_in,
+    stamp_or_none,
+)
 from sessidx.model import Session
 from sessidx.readers import files, iso_ms, read_small_json, stamp, subdirs, text
 
@@ -83,6 +93,7 @@ class Vibe:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("VIBE_HOME",)
     home_dirs: tuple[str, ...] = (".vibe",)
+    id_pattern = UUID
 
     def sources(self, env: Env) -> Iterator[Source]:
         unified = os.path.join(env.path("VIBE_HOME", ".vibe"), "logs", "session", "unified")

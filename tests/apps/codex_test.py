@@ -122,11 +122,11 @@ def test_old_schema_without_new_columns(home):
     codex.mkdir()
     conn = sqlite3.connect(codex / "state_1.sqlite")
     conn.execute("create table threads (id text, rollout_path text, cwd text, title text, updated_at integer)")
-    conn.execute("insert into threads values ('t1', '/gone.jsonl', '/w', 'old build', 1700000000)")
+    conn.execute("insert into threads values ('01a2294c-0000-7000-8000-000000000001', '/gone.jsonl', '/w', 'old build', 1700000000)")
     conn.commit()
     conn.close()
     (s,) = build(current_env(), CODEX).sessions
-    assert (s.id, s.title, s.mtime, s.model, s.sandbox) == ("t1", "old build", 1700000000000, None, None)
+    assert (s.id, s.title, s.mtime, s.model, s.sandbox) == ("01a2294c-0000-7000-8000-000000000001", "old build", 1700000000000, None, None)
 
 
 @pytest.mark.parametrize(

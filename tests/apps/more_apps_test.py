@@ -182,7 +182,7 @@ def test_subagents_and_children_are_skipped(tmp_path, monkeypatch):
     chats = home / ".gemini/tmp/proj/chats"
     (chats / "sub").mkdir(parents=True)
     (home / ".gemini/tmp/proj/.project_root").write_text("/w")
-    line = {"sessionId": "main-1", "kind": "main", "lastUpdated": "2026-11-29T22:34:07.973Z"}
+    line = {"sessionId": "3a1f0c2e-0000-4000-8000-000000000001", "kind": "main", "lastUpdated": "2026-11-29T22:34:07.973Z"}
     said = {"type": "user", "content": [{"text": "hello"}]}
     (chats / "session-2026-11-29T22-34-main0001.jsonl").write_text(json.dumps(line) + "\n" + json.dumps(said) + "\n")
     (chats / "session-2026-11-29T22-34-sub00001.jsonl").write_text(json.dumps({**line, "sessionId": "s", "kind": "subagent"}))
@@ -192,7 +192,7 @@ def test_subagents_and_children_are_skipped(tmp_path, monkeypatch):
     (factory / "a.jsonl").write_text(json.dumps({"type": "session_start", "id": "a", "cwd": "/w"}) + "\n")
     (factory / "a.settings.json").write_text(json.dumps({"tags": [{"name": "subagent"}]}))
     monkeypatch.setenv("SESSIDX_HOME", str(home))
-    assert [s.id for s in build(current_env(), APPS.values()).sessions] == ["main-1"]
+    assert [s.id for s in build(current_env(), APPS.values()).sessions] == ["3a1f0c2e-0000-4000-8000-000000000001"]
 
 
 def test_app_overrides(tmp_path, monkeypatch, realdata):
@@ -242,16 +242,16 @@ def test_older_file_layouts(tmp_path, monkeypatch):
     chats.mkdir(parents=True)
     (home / ".gemini/projects.json").write_text(json.dumps({"projects": {"/w/gem": "unused-new-slug"}}))
     (chats / "session-2025-01-01T10-00-abcd1234.json").write_text(json.dumps({
-        "sessionId": "abcd1234-0000", "lastUpdated": "2025-01-01T10:05:00.000Z",
+        "sessionId": "abcd1234-0000-4000-8000-000000000000", "lastUpdated": "2025-01-01T10:05:00.000Z",
         "messages": [{"type": "user", "content": [{"text": "Old gemini prompt"}]},
                      {"type": "gemini", "model": "gemini-2.0-pro", "content": "ok"}]}))
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     got = {s.id: s for s in build(current_env(), APPS.values()).sessions}
-    assert set(got) == {"ses_a", "ses_archived", "abcd1234-0000"}
+    assert set(got) == {"ses_a", "ses_archived", "abcd1234-0000-4000-8000-000000000000"}
     assert (got["ses_a"].cwd, got["ses_a"].title, got["ses_a"].mtime, got["ses_a"].archived) == (
         "/w/old", "Old storage", 1700000100000, False)
     assert got["ses_archived"].archived
-    gem = got["abcd1234-0000"]
+    gem = got["abcd1234-0000-4000-8000-000000000000"]
     assert (gem.cwd, gem.title, gem.model, gem.mtime) == ("/w/gem", "Old gemini prompt", "gemini-2.0-pro",
                                                           1735725900000)
 
