@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from homes import ClaudeSession
+from synthetic_apps import MAKERS, make_home
 
 from sessidx.apps import APPS
 from sessidx.config import current_env
@@ -28,8 +29,16 @@ def fixture_of(app: str) -> str:
     return "opencode-home" if app == "kilo" else f"{app}-home"
 
 
+# Aider has no ids: sessidx makes one from the history file's folder (16 hex digits), so no data
+# can plant one. The other apps with no real CLI here come from fixtures/synthetic_apps.py.
+ID_APPS = [app for app in APPS if app != "aider"]
+
+
 def copy_home(realdata, app: str, target: Path) -> Path:
     """A copy of the app's real home under `target`; returns the home folder."""
+    if app in MAKERS:
+        make_home(target)
+        return target / "home"
     shutil.copytree(realdata(fixture_of(app)), target, dirs_exist_ok=True)
     if app == "crush":  # rooted at `/`: its project list names absolute data folders
         listing = target / "home/sam/.local/share/crush/projects.json"
@@ -55,9 +64,14 @@ def plant(home: Path, old: str, new: str, names: bool = True) -> None:
             conn = sqlite3.connect(path)
             for (table,) in conn.execute("select name from sqlite_master where type = 'table'").fetchall():
                 for column in [row[1] for row in conn.execute(f"pragma table_info('{table}')")]:
-                    with contextlib.suppress(sqlite3.Error):  # a virtual table, a constraint
-                        conn.execute(f'update "{table}" set "{column}" = replace("{column}", ?, ?) '
-                                     f'where typeof("{column}") = \'text\' and instr("{column}", ?)', (old, new, old))
+                    escaped = json.dumps(new)[1:-1]
+                    # JSON text gets the id as JSON writes it; Cursor's meta is hex-encoded JSON
+                    for was, now, shape in ((old, escaped, "in ('{', '[')"), (old, new, "not in ('{', '[')"),
+                                            (old.encode().hex(), escaped.encode().hex(), "is not null")):
+                        with contextlib.suppress(sqlite3.Error):  # a virtual table, a constraint
+                            conn.execute(f'update "{table}" set "{column}" = replace("{column}", ?, ?) '
+                                         f'where typeof("{column}") = \'text\' and instr("{column}", ?) '
+                                         f'and substr("{column}", 1, 1) {shape}', (was, now, was))
             conn.commit()
             conn.execute("pragma wal_checkpoint(TRUNCATE)")
             conn.close()
@@ -82,9 +96,10 @@ def sibling(ident: str) -> str:
     return ident[:-1] + (("7" if last != "7" else "8") if last.isdigit() else ("e" if last != "e" else "d"))
 
 
-@pytest.mark.parametrize("app", list(APPS))
+@pytest.mark.parametrize("app", ID_APPS)
 def test_option_like_ids_are_skipped_in_every_apps_real_format(app, realdata, tmp_path, monkeypatch):
-    assert (REALDATA / f"{fixture_of(app)}.tar.gz").exists(), f"every app needs its real home in fixtures/realdata: {app}"
+    assert app in MAKERS or (REALDATA / f"{fixture_of(app)}.tar.gz").exists(), \
+        f"every app needs its real home in fixtures/realdata (or a synthetic one): {app}"
     monkeypatch.setenv("SESSIDX_HOME", str(copy_home(realdata, app, tmp_path / "pristine")))
     before, _ = listed(app)
     assert before, app
@@ -166,3 +181,11 @@ def test_a_cached_id_of_the_wrong_form_is_not_resumed(home):
     for args in (["preview", "--shell", "bash", "claude:not-a-claude-id"], ["resume", "claude:not-a-claude-id"]):
         done = run_cli(*args)
         assert "not-a-claude-id" not in done.stdout and "Traceback" not in done.stderr, args
+
+
+def test_aider_ids_are_made_by_sessidx(tmp_path, monkeypatch):
+    """Aider keeps no ids, so nothing in its data becomes one: the id is a digest of the folder."""
+    make_home(tmp_path / "syn")
+    monkeypatch.setenv("SESSIDX_HOME", str(tmp_path / "syn" / "home"))
+    ids = {s.id for s in build(current_env(), APPS.values()).sessions if s.app == "aider"}
+    assert ids and all(len(i) == 16 and set(i) <= set("0123456789abcdef") for i in ids)

@@ -88,7 +88,6 @@ def _tip(row: dict[str, Any], children: dict[Any, list[dict[str, Any]]], last: d
 
 
 def load_sessions(db: str) -> list[Session]:
-    import re
 
     rows, spoken = _read(db)
     by_id = {row["id"]: row for row in rows}
@@ -105,8 +104,8 @@ def load_sessions(db: str) -> list[Session]:
             continue  # a sub-agent run or a compression continuation
         row = _tip(root, children, last)
         sid = row["id"]
-        if not isinstance(sid, str) or not re.fullmatch(ID_PATTERN, sid):
-            continue  # never an option on the resume line
+        if not isinstance(sid, str):
+            continue  # (an id of another form is skipped by the core, with a note)
         first = text(spoken.get(sid, (None, None))[1])
         preview = first.strip()[:PREVIEW] + ("..." if len(first.strip()) > PREVIEW else "") if first else None
         effort = _config(row).get("reasoning_config")

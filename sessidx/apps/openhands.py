@@ -69,10 +69,8 @@ def _first_prompt(events: list[str]) -> str | None:
 
 def parse_conversation(folder: str) -> Session | None:
     state = read_small_json(os.path.join(folder, "base_state.json"))
-    import re
-
-    if not isinstance(state, dict) or not isinstance(state.get("id"), str) or not re.fullmatch(ID_PATTERN, state["id"]):
-        return None  # never an option on the resume line
+    if not isinstance(state, dict) or not isinstance(state.get("id"), str):
+        return None  # (an id of another form is skipped by the core, with a note)
     events = _events(folder)
     newest = read_small_json(events[-1], EVENT_CAP) if events else None
     updated = _local_ms(newest.get("timestamp")) if isinstance(newest, dict) else None

@@ -88,7 +88,7 @@ def parse_session(path: str) -> Session | None:
         return None
     with t:
         header = next((r for r in t.head() if r.get("type") == "session"), None)  # junk before it is skipped
-        if header is None or not isinstance(header.get("id"), str) or not _fits(header["id"]):
+        if header is None or not isinstance(header.get("id"), str):  # an id of another form: the core skips it
             return None
         info = _newest(t, "session_info", key="name")
         title = (text(info.get("name")) or "").strip() if info else None
@@ -97,12 +97,6 @@ def parse_session(path: str) -> Session | None:
         return Session(app="pi", id=header["id"], cwd=text(header.get("cwd")), title=title or _first_prompt(t),
                        mtime=updated, bytes=t.size, model=_model(t),
                        effort=text(level.get("thinkingLevel")) if level else None, path=path)
-
-
-def _fits(sid: str) -> bool:
-    import re
-
-    return re.fullmatch(ID_PATTERN, sid) is not None  # never an option on the resume line
 
 
 def _is_session_file(name: str) -> bool:
