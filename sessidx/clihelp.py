@@ -126,7 +126,8 @@ def _entries(data: bytes | None) -> dict[str, list[str]]:
         loaded = None
     if not isinstance(loaded, dict):
         return {}
-    return {k: v for k, v in loaded.items() if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}
+    return {k: v for k, v in loaded.items()
+            if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}
 
 
 def _probe_and_store(binary: str, help_args: tuple[str, ...], store: str | None, key: str) -> HelpText:
@@ -242,12 +243,11 @@ def _finish(process: subprocess.Popen[bytes] | None, deadline: float) -> str | N
     try:
         out, _ = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
+        import contextlib
         import signal
 
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
         process.communicate()
         return None
     text = out.decode("utf-8", "replace")
