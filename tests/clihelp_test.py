@@ -72,8 +72,9 @@ def test_the_limit_fits_a_loaded_machine():
     assert clihelp.HELP_TIMEOUT >= 3 * 7  # three times the slowest `--help` seen under load
 
 
-KIMI_STUB_SAYS = ("kimi-cli is no longer maintained. Please use Kimi Code CLI instead: "
-                  "https://github.com/MoonshotAI/kimi-code\n")
+# What kimi-cli 1.52.0 (PyPI) prints for `--help`, exit 0.
+KIMI_STUB_SAYS = ("kimi-cli is no longer maintained. Please use the new Kimi Code CLI. Install: "
+                  "curl -fsSL https://code.kimi.com/kimi-code/install.sh | bash\n")
 
 
 def test_a_cli_whose_help_lacks_its_resume_flag_is_refused(realdata, stub_bin):
