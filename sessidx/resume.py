@@ -82,13 +82,14 @@ def current_branch(cwd: str) -> str | None:
     return branch if done.returncode == 0 and branch and branch != "HEAD" else None
 
 
-def make_plan(session: Session, env: Env, allow_permissive: bool = False) -> Plan:
+def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_for_cli: bool = True) -> Plan:
+    """`wait_for_cli=False` (the preview): a CLI not probed yet is probed in the background."""
     app = APPS[session.app]
     from sessidx.index import id_fits
 
     if not id_fits(app.id_pattern, session.id):  # the last guard: a damaged cache read without a regex
         raise SessidxError(f"not resuming {session.app} session {session.id!r}: not an id of {app.name}'s form")
-    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"))
+    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli)
     decided = app.plan(session, cli, allow_permissive, env)
     plan = Plan(
         app=session.app,
