@@ -63,6 +63,7 @@ def _nothing(s: argparse.ArgumentParser) -> None:
 def _lines(s: argparse.ArgumentParser) -> None:
     s.add_argument("--app")
     s.add_argument("--here", action="store_true")
+    s.add_argument("--repo", action="store_true")
     s.add_argument("--content", metavar="QUERY")
     s.add_argument("--stream", action="store_true")
 

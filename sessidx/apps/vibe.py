@@ -132,7 +132,7 @@ class Vibe:
             # restores is unverified, so a loose mode is refused rather than hoped away.
             b.hold_back("--agent", agent, loose_reason(self.program, DEFAULT_AGENT, cli.version))
             b.refuse(f"vibe may restore the {agent} agent by itself, and no override of it has been verified. "
-                     "Alt-Enter (--allow-permissive) resumes it so for this launch")
+                     "Alt-Enter (--allow-permissive) resumes it so for this launch", "loose mode")
         return b.plan
 
 
