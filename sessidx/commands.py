@@ -482,7 +482,7 @@ def cycle(env: Env, out: Out, what: str) -> int:
     total = sum(counts.values())
     where = {None: "everywhere", "here": "this folder", "repo": "this repository"}[scope]
     # no parentheses in the texts: fzf's action syntax would end an action there
-    status = (f"{app or 'all apps'} {counts.get(app, 0) if app else total} · {where} · "
+    status = (f"app {app or 'all'}: {counts.get(app, 0) if app else total} of {total} · scope: {where} · "
               + " ".join(f"{a} {n}" for a, n in counts.items()))
     header = f"{CONTENT_HEADER if content_mode else HEADER}\n{render.clean(status)}"
     out(f"change-prompt({render.prompt_of(content_mode, app, scope)})+change-header({header})"

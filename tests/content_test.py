@@ -511,7 +511,7 @@ def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, t
     cycled = run_cli("cycle", "app", env={**env, "FZF_PROMPT": "content> "}).stdout
     assert "change-prompt(content:claude> )" in cycled and cycled.rstrip().endswith("lines --content {q}")
     scoped = run_cli("cycle", "scope", env={**env, "FZF_PROMPT": "content:codex> ", "PWD": str(here)}).stdout
-    assert "change-prompt(content:codex@here> )" in scoped and "· this folder ·" in scoped
+    assert "change-prompt(content:codex@here> )" in scoped and "scope: this folder" in scoped
     to_titles = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "content:codex@here> "}).stdout
     assert "change-prompt(codex@here> )" in to_titles and to_titles.rstrip().endswith("lines --app codex --here")
     to_content = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "codex> "}).stdout
