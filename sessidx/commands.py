@@ -291,20 +291,30 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions)
     width = _list_width(env)
-    if app is None and scope is None and not index.demo:
-        _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width, marks=marks))
-    chosen = _in_scope([s for s in sessions if app is None or s.app == app], scope, here)
-    _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
+    if app is not None or scope is not None or index.demo:
+        chosen = _in_scope([s for s in sessions if app is None or s.app == app], scope, here)
+        _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
+        return ExitCode.OK
+    from sessidx.picker import here_first
+
+    lines = render.picker_lines(sessions, width=width, marks=marks)  # drawn once: kept, and shown
+    cwds = _keep_rows(env, width, sessions, lines)
+    shown = here_first(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"),
+                       [(c or "").encode("utf-8", "surrogateescape") for c in cwds], here)
+    out(shown.decode("utf-8", "surrogateescape").rstrip("\n"))
     return ExitCode.OK
 
 
-def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) -> None:
-    """Keep `lines` (the whole list, rendered) for the next key press's first screen."""
+def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) -> list[str | None]:
+    """Keep `lines` (the whole list, rendered) for the next key press's first screen; returns
+    each row's folder."""
     from sessidx.apps import HOME_VARS
     from sessidx.picker import save_rows
 
     by_key = {s.key: s.cwd for s in sessions}
-    save_rows(env, width, lines, [by_key[line.split("\t", 1)[0]] for line in lines[1:]], HOME_VARS)
+    cwds = [by_key[line.split("\t", 1)[0]] for line in lines[1:]]
+    save_rows(env, width, lines, cwds, HOME_VARS)
+    return cwds
 
 
 class _UnknownCli:
