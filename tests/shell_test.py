@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,6 +158,11 @@ class Shell:
             self.tmux.prepare()
         self.tmux.send("C-o")
         self.tmux.until(lambda s: "session>" in s, "the picker")
+        # the fresh list is in (it keeps its rows when done): a key's action sent while fzf's
+        # reload-sync is under way can be dropped by fzf
+        deadline = time.monotonic() + 15
+        while not list((self.tmp / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.tmux.type(query)
         self.tmux.until(lambda s: matches(s) == 1, f"one match for {query!r}")
         self.tmux.send(key)
