@@ -75,12 +75,13 @@ def _nothing(s: argparse.ArgumentParser) -> None:
 def _lines(s: argparse.ArgumentParser) -> None:
     s.add_argument("--app")
     s.add_argument("--here", action="store_true")
+    s.add_argument("--repo", action="store_true")
     s.add_argument("--content", metavar="QUERY")
     s.add_argument("--stream", action="store_true")
 
 
 def _cycle(s: argparse.ArgumentParser) -> None:
-    s.add_argument("what", choices=("app", "scope", "mode"))
+    s.add_argument("what", choices=("app", "app-back", "scope", "mode"))
 
 
 def _check(s: argparse.ArgumentParser) -> None:
@@ -121,7 +122,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "init": ("print the shell snippet", _init),
     "help": ("this help, or a command's", _help),
     "lines": (None, _lines),  # the picker's reload feed
-    "cycle": (None, _cycle),  # Ctrl-A and Ctrl-S in the picker
+    "cycle": (None, _cycle),  # Ctrl-A, Alt-A, Ctrl-S and Ctrl-F in the picker
     "copy": (None, _id_and_shell),  # Ctrl-Y in the picker
     "check": (None, _check),  # Enter and Alt-Enter in the picker
 }

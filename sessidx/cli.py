@@ -28,7 +28,7 @@ _BARE: dict[tuple[str, ...], Args] = {
     ("pick",): Args(command="pick", query=None, shell=None),
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False, since=None,
                     until=None),
-    ("lines",): Args(command="lines", app=None, here=False, content=None, stream=False),
+    ("lines",): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False),
 }
 
 
@@ -40,7 +40,7 @@ def _parse(argv: list[str]) -> Any:
         return Args(command="preview", shell=argv[2], id=argv[3])
     # the picker's content mode, on every keystroke: `lines --content QUERY`
     if len(argv) == 3 and argv[:2] == ["lines", "--content"]:
-        return Args(command="lines", app=None, here=False, content=argv[2], stream=False)
+        return Args(command="lines", app=None, here=False, repo=False, content=argv[2], stream=False)
     from sessidx.argv import parser
 
     return parser(argv).parse_args(argv, namespace=Args())
@@ -75,10 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sessidx.content.feed import feed  # a keystroke in content mode: not even `commands`
 
             return feed(env, _out, args.content)
+        if args.command in (None, "pick"):
+            from sessidx.picker import pick  # the key press: kept rows, no index, when it can
+
+            return pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         from sessidx import commands
 
-        if args.command in (None, "pick"):
-            return commands.pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         if args.command in ("list", "find"):
             return commands.list_sessions(env, _out, query=args.query, app=args.app, as_json=args.json,
                                           archived=args.archived, verbose=args.verbose, since=args.since,
@@ -95,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "lines" and args.stream:
             return commands.picker_stream(env, _out)
         if args.command == "lines":
-            return commands.picker_feed(env, _out, app=args.app, here_only=args.here)
+            return commands.picker_feed(env, _out, app=args.app,
+                                        scope="here" if args.here else "repo" if args.repo else None)
         if args.command == "search":
             if not args.query and not args.drop and not args.refresh_only:
                 raise SessidxError("search needs words to look for: sessidx search WORDS (or --drop)")

@@ -192,7 +192,9 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 
 
 def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
-    from sessidx.picker import fzf_binary, run_fzf
+    """The picker without kept rows (picker.pick tries those first): from the index cache, or
+    on the first press ever an empty frame that the rows stream into."""
+    from sessidx.picker import fzf_binary, run_fzf, terminal_size
     from sessidx.shells import detect_shell
 
     if not _has_tty():
@@ -200,13 +202,14 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     from sessidx.index import from_cache
 
     shell_name = detect_shell(shell, env.vars)
-    width = _list_width(env)
+    size = terminal_size()
+    width = render.list_width(size[0])
     first = from_cache(env, APPS.values())
     note: str | None
     cold = first is None and _any_source(env)
     if cold:
-        # The first press ever: no cache to draw from. fzf opens at once with a note, and its
-        # start:reload-sync fills the rows when indexing is done: never a blank screen.
+        # The first press ever: no cache to draw from. fzf opens at once with a note, and the
+        # rows stream in newest first; the note leaves when they are all in.
         lines, note = render.picker_lines([], width=width), INDEXING_NOTE
     else:
         index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
@@ -217,8 +220,12 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
         note = DEMO_NOTE if index.demo else None
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
-    picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
-                     cold=cold)
+    try:
+        picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
+                         cold=cold, size=size)
+    finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
+        if not cold and not index.demo:
+            _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
 
 
@@ -264,29 +271,120 @@ def _has_tty() -> bool:
         return False
 
 
-def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = False) -> int:
-    """The fresh list for fzf's reload: changed sources re-read; one app's, or this folder's."""
+SCOPES = (None, "repo", "here")  # Ctrl-S steps everywhere -> this folder -> this repository -> everywhere
+_NEXT_SCOPE = {None: "here", "here": "repo", "repo": None}
+
+
+def _in_scope(sessions: list[Session], scope: str | None, here: str | None) -> list[Session]:
+    """This folder's sessions (`here`), this repository's (`repo`: below its top level, or in
+    one of its worktrees wherever they are), or all."""
+    if scope is None or here is None:
+        return sessions
+    if scope == "here":
+        return [s for s in sessions if s.cwd == here]
+    from sessidx.readers import git_common_dir
+
+    ours = git_common_dir(here)
+    if ours is None:  # not in a repository: this folder and below
+        return [s for s in sessions if s.cwd and (s.cwd == here or s.cwd.startswith(here.rstrip("/") + "/"))]
+    common = {cwd: git_common_dir(cwd) for cwd in {s.cwd for s in sessions if s.cwd}}
+    return [s for s in sessions if s.cwd and common[s.cwd] == ours]
+
+
+def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = None) -> int:
+    """The fresh list for fzf's reload: changed sources re-read, every row's mark looked up;
+    one app's, or this folder's or repository's. The whole list is also kept, rendered, for
+    the next key press's first screen."""
     here = os.environ.get("PWD")
-    sessions = [s for s in load(env, APPS.values()).sessions
-                if not s.archived and (app is None or s.app == app) and (not here_only or s.cwd == here)]
-    gone, branch_now = _folder_marks(sessions)
-    _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone, branch_now=branch_now))
+    index = load(env, APPS.values())
+    sessions = [s for s in index.sessions if not s.archived]
+    marks = row_marks(env, sessions)
+    width = _list_width(env)
+    if app is not None or scope is not None or index.demo:
+        chosen = _in_scope([s for s in sessions if app is None or s.app == app], scope, here)
+        _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
+        return ExitCode.OK
+    from sessidx.picker import here_first
+
+    lines = render.picker_lines(sessions, width=width, marks=marks)  # drawn once: kept, and shown
+    cwds = _keep_rows(env, width, sessions, lines)
+    shown = here_first(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"),
+                       [(c or "").encode("utf-8", "surrogateescape") for c in cwds], here)
+    out(shown.decode("utf-8", "surrogateescape").rstrip("\n"))
     return ExitCode.OK
 
 
-def _folder_marks(sessions: list[Session]) -> tuple[set[str], dict[str, str]]:
-    """The folders that are gone, and each other folder's branch now: one look per distinct
-    folder (not per session), made by the feeds and not on the first screen."""
+def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) -> list[str | None]:
+    """Keep `lines` (the whole list, rendered) for the next key press's first screen; returns
+    each row's folder."""
+    from sessidx.apps import HOME_VARS
+    from sessidx.picker import save_rows
+
+    by_key = {s.key: s.cwd for s in sessions}
+    cwds = [by_key[line.split("\t", 1)[0]] for line in lines[1:]]
+    save_rows(env, width, lines, cwds, HOME_VARS)
+    return cwds
+
+
+class _UnknownCli:
+    """The CLI as the marks see it: not probed (that runs `--help`, and loads subprocess into a
+    feed). A refusal rests on what was recorded, not on the installed CLI's flags; Enter makes
+    the full plan again."""
+
+    found = known = pending = False
+    version: str | None = None
+
+    def has(self, flag: str) -> bool:
+        return False
+
+    def said(self) -> str:
+        return ""
+
+    def accepts(self, flag: str, value: str) -> bool:
+        return False
+
+    def version_at_least(self, *wanted: int) -> bool | None:
+        return None
+
+
+_UNKNOWN_CLI = _UnknownCli()
+
+
+def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
+    """Why Enter would refuse each session, or ask first, in a few words (`✗ folder gone`,
+    `✗ loose mode`, `⎇ now main`), by the checks a resume makes, in its order: the app's own
+    plan (without probing the CLI), the folder, the branch. One look per
+    distinct folder, not per session; made by the feeds, never on the first screen."""
     from sessidx.readers import git_branch
 
     folders = {s.cwd for s in sessions if s.cwd}
     gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
-    return gone, {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
+    branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
+    marks: dict[str, str] = {}
+    for s in sessions:
+        app = APPS.get(s.app)
+        if app is None:
+            continue
+        try:
+            decided = app.plan(s, _UNKNOWN_CLI, False, env)
+        except Exception:  # a plan that cannot be made here is made again, and reported, on Enter
+            continue
+        if decided.refusal:
+            marks[s.key] = render.refusal_mark(decided.refusal_mark or "refused")
+        elif s.archived:
+            marks[s.key] = render.refusal_mark(render.MARK_ARCHIVED)
+        elif not s.cwd:
+            marks[s.key] = render.refusal_mark(render.MARK_NO_FOLDER)
+        elif s.cwd in gone:
+            marks[s.key] = render.refusal_mark(render.MARK_FOLDER_GONE)
+        elif s.branch and (now := branch_now.get(s.cwd)) and now != s.branch:
+            marks[s.key] = render.branch_mark(now)
+    return marks
 
 
 def picker_stream(env: Env, out: Out) -> int:
-    """The first press ever (no cache yet): each app's sessions go to fzf as soon as that app
-    is read, newest first within it, in fixed columns; the next press finds them cached and
+    """The first press ever (no cache yet): the sessions go to fzf newest first across every
+    app, in fixed columns, as soon as each app is read; the next press finds them cached and
     sorted. Never a blank screen, and no wait for the slowest app."""
     from sessidx.index import build
 
@@ -297,8 +395,7 @@ def picker_stream(env: Env, out: Out) -> int:
 
     def emit(batch: list[Session]) -> None:
         sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
-        gone, branch_now = _folder_marks(sessions)
-        rows = render.picker_lines(sessions, here=here, width=width, gone=gone, branch_now=branch_now,
+        rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
             out("\n".join(rows))
@@ -426,49 +523,52 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
 
 
 def cycle(env: Env, out: Out, what: str) -> int:
-    """Ctrl-A (the next app with sessions, then all again) and Ctrl-S (this folder / everywhere)
-    in the picker, in either mode. The filters live in fzf's prompt (`codex@here> `,
-    `content:codex> `, read from FZF_PROMPT); the answer is fzf's actions: the new prompt, a
-    header with the counts, the filtered list."""
+    """Ctrl-A and Alt-A (the next or previous app with sessions, all again after the last) and
+    Ctrl-S (this folder -> this repository -> everywhere) in the picker, in either mode. The
+    filters live in fzf's prompt (`codex@here> `, `content:codex@repo> `, read from
+    FZF_PROMPT); the answer is fzf's actions: the new prompt, a header with the count of every
+    app, the filtered list."""
     if what == "mode":
         return _switch_mode(env, out)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, here_only = _picker_filters(env)
-    here_only = here_only != (what == "scope")  # Ctrl-S flips it
+    content_mode, app, scope = _picker_filters(env)
+    if what == "scope":
+        scope = _NEXT_SCOPE[scope]
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
-    for s in _index(env, refresh=False, announce=False).sessions:
-        if not s.archived and (not here_only or s.cwd == here):
-            counts[s.app] = counts.get(s.app, 0) + 1
-    if what == "app":
+    for s in _in_scope([s for s in _index(env, refresh=False, announce=False).sessions if not s.archived],
+                       scope, here):
+        counts[s.app] = counts.get(s.app, 0) + 1
+    if what in ("app", "app-back"):
         choices: list[str | None] = [None, *(a for a in APPS if counts.get(a))]
-        app = choices[(choices.index(app) + 1) % len(choices)] if app in choices else None
+        step = -1 if what == "app-back" else 1
+        app = choices[(choices.index(app) + step) % len(choices)] if app in choices else None
     total = sum(counts.values())
+    where = {None: "everywhere", "here": "this folder", "repo": "this repository"}[scope]
     # no parentheses in the texts: fzf's action syntax would end an action there
-    status = (f"Ctrl-A app: {app or 'all'}, {counts.get(app, 0) if app else total} of {total}  ·  "
-              f"Ctrl-S scope: {'this folder' if here_only else 'everywhere'}  ·  "
-              + "  ".join(f"{a} {n}" for a, n in counts.items()))
+    status = (f"app {app or 'all'}: {counts.get(app, 0) if app else total} of {total} · scope: {where} · "
+              + " ".join(f"{a} {n}" for a, n in counts.items()))
     header = f"{CONTENT_HEADER if content_mode else HEADER}\n{render.clean(status)}"
-    out(f"change-prompt({render.prompt_of(content_mode, app, here_only)})+change-header({header})"
-        f"+reload:{_feed_command(content_mode, app, here_only)}")
+    out(f"change-prompt({render.prompt_of(content_mode, app, scope)})+change-header({header})"
+        f"+reload:{_feed_command(content_mode, app, scope)}")
     return ExitCode.OK
 
 
-def _picker_filters(env: Env) -> tuple[bool, str | None, bool]:
-    """(content mode, app, this folder only) as fzf's prompt holds them; an app not known is none."""
-    content_mode, app, here_only = render.prompt_state(env.get("FZF_PROMPT"))
-    return content_mode, app if app in APPS else None, here_only
+def _picker_filters(env: Env) -> tuple[bool, str | None, str | None]:
+    """(content mode, app, scope) as fzf's prompt holds them; an app not known is none."""
+    content_mode, app, scope = render.prompt_state(env.get("FZF_PROMPT"))
+    return content_mode, app if app in APPS else None, scope
 
 
-def _feed_command(content_mode: bool, app: str | None, here_only: bool) -> str:
+def _feed_command(content_mode: bool, app: str | None, scope: str | None) -> str:
     """What fzf reloads: the titles with the filters, or the content search (which reads the
     filters from the prompt, as its reload on every keystroke is fixed when fzf starts)."""
     from sessidx.picker import self_command
 
     if content_mode:
         return f"{self_command()} lines --content {{q}}"
-    return f"{self_command()} lines" + (f" --app {app}" if app else "") + (" --here" if here_only else "")
+    return f"{self_command()} lines" + (f" --app {app}" if app else "") + (f" --{scope}" if scope else "")
 
 
 def _switch_mode(env: Env, out: Out) -> int:
@@ -478,10 +578,10 @@ def _switch_mode(env: Env, out: Out) -> int:
     index; the list never waits."""
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, here_only = _picker_filters(env)
+    content_mode, app, scope = _picker_filters(env)
     if content_mode:
-        out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, here_only)})"
-            f"+change-header({HEADER})+reload:{_feed_command(False, app, here_only)}")
+        out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, scope)})"
+            f"+change-header({HEADER})+reload:{_feed_command(False, app, scope)}")
         return ExitCode.OK
     from sessidx.content.store import enabled, start_refresh
 
@@ -489,8 +589,8 @@ def _switch_mode(env: Env, out: Out) -> int:
         out("change-header:content search is off: SESSIDX_CONTENT=0")
         return ExitCode.OK
     start_refresh(env)
-    out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, here_only)})"
-        f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, here_only)}")
+    out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, scope)})"
+        f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
     return ExitCode.OK
 
 

@@ -12,12 +12,27 @@ import os
 import sys
 
 from sessidx.errors import Cancelled, SessidxError
-from sessidx.render import WIDE, prompt_of
 
-HEADER = ("Enter resume · Alt-Enter with the recorded mode · Ctrl-Y copy · Ctrl-A app · Ctrl-S this folder · "
-          "Ctrl-F what was said · Esc cancel")
-CONTENT_HEADER = ("What was said: every word, \"a phrase\" · Enter resume · Ctrl-A app · Ctrl-S this folder · "
-                  "Ctrl-F titles · Esc cancel")
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sessidx.config import Env
+
+# What the picker's keys do: the first three are on screen, `?` (or F1) shows them all.
+KEYS = (
+    ("Enter", "resume (a session marked ✗ is refused, and the header says why)"),
+    ("Ctrl-F", "search what was said in the sessions / titles again"),
+    ("Esc", "back to the prompt, nothing runs"),
+    ("Alt-Enter", "resume, carrying the recorded loose mode for this launch"),
+    ("Ctrl-Y", "copy the resume command"),
+    ("Ctrl-A / Alt-A", "only the next / previous app's sessions, then all again"),
+    ("Ctrl-S", "scope: this folder, this repository (worktrees too), everywhere"),
+    ("Ctrl-/", "show or hide the preview"),
+    ("? or F1", "this list of keys"),
+)
+HEADER = "Enter resume · Ctrl-F what was said · Esc cancel · ? keys"
+CONTENT_HEADER = "what was said: every word, \"a phrase\" · Enter resume · Ctrl-F titles · Esc cancel · ? keys"
 
 
 def fzf_binary(override: str | None) -> str:
@@ -49,28 +64,31 @@ def self_command() -> str:
     return _sh_quote(launcher) if ours else f"{_sh_quote(sys.executable)} -m sessidx"
 
 
-def _run(cmd: list[str], env: dict[str, str], given: bytes) -> tuple[int, bytes]:
-    """fzf's exit code and what it printed, `given` on its stdin; its screen is the terminal."""
-    into_r, into_w = os.pipe()  # not inherited: only their copies on 0 and 1 are
+def _run(cmd: list[str], env: dict[str, str], given: bytes | int) -> tuple[int, bytes]:
+    """fzf's exit code and what it printed; its stdin is `given` (bytes, or an open file
+    handed over as it is: no copy through this process); its screen is the terminal."""
+    into_r, into_w = os.pipe() if isinstance(given, bytes) else (given, -1)
     out_r, out_w = os.pipe()
     try:
         pid = os.posix_spawnp(cmd[0], cmd, env, file_actions=[(os.POSIX_SPAWN_DUP2, into_r, 0),
                                                                (os.POSIX_SPAWN_DUP2, out_w, 1)])
     except OSError as exc:
         for fd in (into_r, into_w, out_r, out_w):
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
         raise SessidxError(f"cannot run fzf ({cmd[0]}): {exc}") from None
     os.close(into_r)
     os.close(out_w)
     try:
-        rest = memoryview(given)
-        try:
-            while rest:
-                rest = rest[os.write(into_w, rest):]
-        except BrokenPipeError:  # fzf ended before reading it all
-            pass
-        finally:
-            os.close(into_w)
+        if isinstance(given, bytes):
+            rest = memoryview(given)
+            try:
+                while rest:
+                    rest = rest[os.write(into_w, rest):]
+            except BrokenPipeError:  # fzf ended before reading it all
+                pass
+            finally:
+                os.close(into_w)
         with open(out_r, "rb") as printed:
             out = printed.read()
         return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out
@@ -91,9 +109,30 @@ class Picked:
         self.permissive = permissive  # Alt-Enter: the per-launch opt-in
 
 
-def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shell: str,
-            note: str | None = None, tmux: str | None = None, cold: bool = False) -> Picked:
+def terminal_size() -> tuple[int, int]:
+    """(columns, lines) of the terminal the picker draws on; 200×50 when it cannot be told."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return 200, 50
+    try:
+        size = os.get_terminal_size(fd)
+        return size.columns, size.lines
+    except OSError:
+        return 200, 50
+    finally:
+        os.close(fd)
+
+
+def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: str | None, shell: str,
+            note: str | None = None, tmux: str | None = None, cold: bool = False,
+            size: tuple[int, int] = (200, 50)) -> Picked:
+    """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
+    from sessidx.render import preview_window, prompt_of
+
     me = self_command()
+    note_gone = f"change-header({HEADER})+unbind(load)"
+    help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
     cmd = [
         fzf,
         "--ansi",
@@ -106,16 +145,14 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         "--no-hscroll",  # a match far right never scrolls the app, age and folder away
         "--header-lines=1",  # the column names, the first input line
         "--layout=reverse",
-        "--height=80%",
-        "--min-height=15",
-        "--border=top",
-        f"--prompt={prompt_of(False, None, False)}",
+        "--height=100%",  # every line of the terminal for rows; no border, the count beside the prompt
+        "--info=inline-right",
+        "--no-separator",
+        f"--prompt={prompt_of(False, None, None)}",
         f"--header={HEADER}" + (f"\n{note}" if note else ""),
         f"--query={query}",
         f"--preview={me} preview --shell {shell} {{1}}",
-        # Rounded corners do not draw right on every terminal.
-        # fzf's threshold is the preview's own width: 45% of WIDE columns
-        f"--preview-window=right,45%,sharp,wrap,<{WIDE * 45 // 100}(down,55%,sharp,wrap)",
+        f"--preview-window={preview_window(*size)}",
         # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
         # takes the header and the picker stays. print(KEY) tells the two keys apart. With
         # nothing matching there is no {1}, fzf runs no check, and Enter does nothing: Esc leaves.
@@ -123,16 +160,23 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         f"--bind=alt-enter:transform({me} check --allow-permissive {{1}})",
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{1}})",
         f"--bind=ctrl-a:transform({me} cycle app)",
+        f"--bind=alt-a:transform({me} cycle app-back)",
         f"--bind=ctrl-s:transform({me} cycle scope)",
+        "--bind=ctrl-/:toggle-preview",
+        # Every key, in the preview pane (shown if hidden); the next move brings the session back.
+        f"--bind=?:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
+        f"--bind=f1:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
         # Content mode (Ctrl-F): fzf's search off, each keystroke asks the content index.
         f"--bind=ctrl-f:transform({me} cycle mode)",
         f"--bind=change:reload:{me} lines --content {{q}}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
-        # as each app is read (reload, not reload-sync: fzf shows them as they arrive).
+        # newest first, and the note leaves with the header the stream's end sets.
         f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)",
-        *([] if cold else [f"--bind=load:reload-sync({me} lines)+unbind(load)"]),
+        # (the first load event is the empty frame's own: the note leaves once rows are in)
+        f"--bind=load:transform:[ \"${{FZF_TOTAL_COUNT:-0}}\" -gt 0 ] && echo {_sh_quote(note_gone)}" if cold
+        else f"--bind=load:reload-sync({me} lines)+unbind(load)",
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+
@@ -145,7 +189,8 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
             raise SessidxError(f"SESSIDX_FZF_OPTS is not a list of shell words ({exc}): {extra_opts}") from None
     # fzf runs preview and reload through $SHELL; sh keeps that POSIX whatever the login shell.
     env = {**os.environ, "SHELL": "/bin/sh"}
-    returncode, out = _run(cmd, env, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    given = lines if isinstance(lines, (bytes, int)) else ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+    returncode, out = _run(cmd, env, given)
     if returncode in (1, 130):  # 1: no match, 130: Esc or Ctrl-C
         raise Cancelled()
     if returncode != 0:
@@ -154,3 +199,125 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
     if len(rows) < 2 or not rows[1]:
         raise Cancelled()
     return Picked(key=rows[1].split("\t", 1)[0], permissive=rows[0] == "alt-enter")
+
+
+# The first screen on a key press: the rows the last fresh list (`lines`) drew for this width,
+# kept in the cache folder, handed to fzf as a file: no index, no app module, no row built
+# before fzf starts. The file is named like the index (by the homes it was read from, whose
+# variables the feed writes down beside it) and by the width; the fresh list follows at once.
+HOME_VARS_FILE = "picker-home-vars"
+
+
+def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str | None:
+    """Where the rendered rows for this env and list width live (None: no cache folder, or no
+    record yet of which variables move the homes)."""
+    from sessidx import __version__
+    from sessidx.cache import cache_dir
+
+    folder = cache_dir(env)
+    if folder is None:
+        return None
+    if home_vars is None:
+        try:
+            with open(os.path.join(folder, HOME_VARS_FILE), encoding="utf-8") as f:
+                home_vars = f.read().split()
+        except (OSError, ValueError):
+            return None
+    homes = "\0".join([env.home] + [f"{k}={env.vars[k]}" for k in home_vars if k in env.vars])
+    h = 0x811C9DC5  # FNV-1a, as the index's own name
+    for byte in f"{__version__}\0{homes}".encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return os.path.join(folder, f"picker-{h:08x}-{width}.rows")
+
+
+def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], home_vars: list[str]) -> None:
+    """Keep what a list drew (the rows, and each one's folder) for the next key press; rewritten
+    only when it changed. (Not cache.write: `tempfile` would load `random` and `shutil` into
+    every feed.)"""
+    path = rows_file(env, width, home_vars)
+    if path is None:
+        return
+    folders = "\n".join(c or "" for c in cwds)
+    _write_if_changed(os.path.join(os.path.dirname(path), HOME_VARS_FILE), " ".join(home_vars).encode())
+    _write_if_changed(path, (folders + "\0" + "\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+
+
+def _write_if_changed(path: str, data: bytes) -> None:
+    from sessidx.cache import _remove_stale_temps, read
+
+    if read(path)[0] == data:
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:  # the kept rows only speed up the next press
+        try:  # noqa: SIM105 - contextlib loads functools and collections into every feed
+            os.unlink(tmp)
+        except OSError:
+            pass
+    _remove_stale_temps(os.path.dirname(path), os.path.basename(path))
+
+
+def first_rows(env: Env, width: int, here: str | None) -> bytes | None:
+    """The kept rows for this width, this folder's sessions first; None when there are none."""
+    path = rows_file(env, width)
+    if path is None:
+        return None
+    from sessidx.cache import read
+
+    data, _ = read(path)
+    if not data or b"\0" not in data:
+        return None
+    folders, rows = data.split(b"\0", 1)
+    return here_first(rows, folders.split(b"\n"), here)
+
+
+def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:
+    """fzf's input (a header line, then rows whose folders are `cwds`), this folder's rows first."""
+    mine = (here or "").encode("utf-8", "surrogateescape")
+    if not here or mine not in cwds:
+        return rows
+    head, *lines = rows.rstrip(b"\n").split(b"\n")
+    if len(lines) != len(cwds):
+        return rows
+    first = [line for line, cwd in zip(lines, cwds, strict=True) if cwd == mine]
+    rest = [line for line, cwd in zip(lines, cwds, strict=True) if cwd != mine]
+    return b"\n".join([head, *first, *rest]) + b"\n"
+
+
+def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | None) -> int:
+    """The key press: fzf over the kept rows at once when there are some; otherwise (or with no
+    terminal) the full path through `commands`. Enter's choice is resumed by `commands`."""
+    columns, lines = terminal_size()
+    rows = first_rows(env, list_width_of(columns), os.environ.get("PWD")) if _has_tty() else None
+    if rows is None:
+        from sessidx import commands
+
+        return commands.pick(env, out, query, shell)
+    from sessidx.shells import detect_shell
+
+    shell_name = detect_shell(shell, env.vars)
+    popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
+    picked = run_fzf(rows, query or "", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell_name,
+                     tmux=popup, size=(columns, lines))
+    from sessidx import commands
+
+    return commands.resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
+
+
+def list_width_of(columns: int) -> int:
+    from sessidx.render import list_width
+
+    return list_width(columns)
+
+
+def _has_tty() -> bool:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        return True
+    except OSError:
+        return False

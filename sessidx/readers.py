@@ -484,6 +484,28 @@ def is_wrapper(said: str) -> bool:
     return said.lstrip().startswith("<")
 
 
+def git_common_dir(folder: str) -> str | None:
+    """The repository `folder` belongs to, the same for all its worktrees: git's common
+    folder (`.git` of the main worktree), found by reading `.git` files (no git process).
+    None outside git."""
+    here = folder
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return os.path.realpath(dot_git)
+        if os.path.isfile(dot_git):  # a worktree or submodule: `gitdir: PATH`
+            pointer = read_small_text(dot_git, 4096) or ""
+            if not pointer.startswith("gitdir: "):
+                return None
+            git_dir = os.path.join(here, pointer[8:].strip())
+            common = (read_small_text(os.path.join(git_dir, "commondir"), 4096) or "").strip()
+            return os.path.realpath(os.path.join(git_dir, common) if common else git_dir)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def git_branch(folder: str) -> str | None:
     """The branch checked out in `folder`, read from git's own HEAD file (no git process: the
     picker asks this of every folder on each open). None outside git or on a detached HEAD."""

@@ -233,75 +233,121 @@ _REFUSED, _ASKS, _RUNS, _MISSING = "✗ will not resume:", "? Enter asks first:"
 _VERDICTS = {_REFUSED: _RED, _ASKS: _YELLOW, _RUNS: _GREEN}
 
 
-WIDE = 160  # from this many columns on, the preview sits beside the list, else below it
+WIDE = 160  # from this many columns on, the preview sits beside the list
+TALL = 30  # below WIDE, from this many lines on it sits below the list; on fewer it is hidden (Ctrl-/)
+PREVIEW_SIDE = 40  # per cent of the width the preview takes beside the list
 TITLE_MIN = 24
+FOLDER_SHARE, BRANCH_SHARE = 22, 15  # per cent of a picker row's room: the title takes the rest
+# fzf's pointer, app, age and the gaps between columns
+_FIXED = 2 + 8 + 2 + 4 + 2 + 2 + 2
 
 
-def fit(width: int, folders: int, branches: int, id_cols: int) -> tuple[int, int]:
-    """Folder and branch column widths that leave the title at least TITLE_MIN columns (or a
-    third of the room) of a list `width` columns wide: app, age and id are fixed."""
-    room = width - (2 + 8 + 2 + 4 + 2 + id_cols + 2 + 2 + 2)  # fzf's pointer, fixed columns, gaps
-    title = max(TITLE_MIN, room // 3)
-    folder = max(0, min(folders, 36, (room - title) * 3 // 5))
-    branch = max(0, min(branches, 24, room - title - folder))
+def fit(width: int, folders: int, branches: int, id_cols: int = 0) -> tuple[int, int]:
+    """Folder and branch column widths in a row `width` columns wide: each at most its share of
+    the room, so the title is always the widest column and the folder gives way first."""
+    room = width - _FIXED - (id_cols + 2 if id_cols else 0)
+    folder = max(0, min(folders, max(6, room * FOLDER_SHARE // 100)))
+    branch = max(0, min(branches, room * BRANCH_SHARE // 100))
     return folder, branch
 
 
 def list_width(terminal: int) -> int:
     """How wide fzf's list is: beside the preview on a wide terminal, the whole width else."""
-    return terminal * 55 // 100 if terminal >= WIDE else terminal
+    return terminal * (100 - PREVIEW_SIDE) // 100 if terminal >= WIDE else terminal
 
 
-STREAM_WIDTHS = (36, 24, 12)  # folder, branch and id columns while rows stream in, app after app
+def preview_window(columns: int, lines: int) -> str:
+    """fzf's --preview-window for a terminal of this size: beside the list on a wide one, below
+    it on a tall one, hidden (Ctrl-/ shows it) on a small one, so that the list keeps its rows.
+    `noinfo`: fzf's scroll counter would cover the end of the verdict line."""
+    if columns >= WIDE:
+        return f"right,{PREVIEW_SIDE}%,sharp,wrap,noinfo"
+    return f"down,45%,sharp,wrap,noinfo{'' if lines >= TALL else ',hidden'}"
+
+
+def short_folder(path: str | None, width: int) -> str:
+    """A folder as people read it in `width` columns: `~` for the home, then its last parts
+    (`…/shop-api/src`), the last part cut on the left only when it alone is too long."""
+    shown = clean(tilde(path))
+    if columns(shown) <= width:
+        return shown
+    parts = shown.split("/")
+    kept = parts[-1]
+    for part in reversed(parts[:-1]):
+        longer = f"{part}/{kept}"
+        if columns(longer) + 2 > width:
+            break
+        kept = longer
+    return "…/" + kept if columns(kept) + 2 <= width else shorten_left(kept, width)
+
+
+STREAM_WIDTHS = (36, 24, 0)  # folder and branch columns while rows stream in, app after app
+
+# The row marks: why Enter would refuse (red), or ask first (yellow). Short, and distinct.
+MARK_FOLDER_GONE, MARK_FILES_GONE, MARK_ARCHIVED, MARK_NO_FOLDER = "folder gone", "files gone", "archived", "no folder"
+
+
+def branch_mark(now: str) -> str:
+    return f"⎇ now {now}"
+
+
+def refusal_mark(kind: str) -> str:
+    return f"✗ {kind}"
 
 
 def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
-                 gone: set[str] | None = None, branch_now: dict[str, str] | None = None,
-                 widths: tuple[int, int, int] | None = None) -> list[str]:
-    """Lines for fzf: the hidden key, a tab, then the columns of `_layout`, the first line the
-    column header (fzf's --header-lines=1). fzf truncates what does not fit. Sessions whose
-    folder is in `gone` are marked: Enter would only show why they cannot be resumed; those
-    whose folder is now on another branch than recorded (`branch_now`) too: Enter asks first."""
-    if here is not None:
-        sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
-    head, rows = _layout(sessions, width, colour=True, title_cap=200, gone=gone or set(),
-                         branch_now=branch_now or {}, widths=widths)
+                 marks: dict[str, str] | None = None, widths: tuple[int, int, int] | None = None) -> list[str]:
+    """Lines for fzf: the hidden key (`app:id`), a tab, then the row; the first line the column
+    header (fzf's --header-lines=1). `marks` (by key) say why Enter would refuse a session
+    (`✗ …`) or ask first (`⎇ now main`); refused rows sort below the resumable ones of the same
+    age, and this folder's sessions (`here`) come first."""
+    marks = marks or {}
+    ages = _ages(sessions, time.time())
+    group: list[int] = []
+    last: str | None = None
+    for when in ages:  # lists come newest first: a run of equal ages is one group
+        group.append(len(group) if when != last else group[-1])
+        last = when
+    order = sorted(range(len(sessions)), key=lambda i: (sessions[i].cwd != here if here is not None else False,
+                                                        group[i], marks.get(sessions[i].key, "").startswith("✗")))
+    sessions = [sessions[i] for i in order]
+    ages = [ages[i] for i in order]
+    head, rows = _layout(sessions, width, colour=True, title_cap=200, marks=marks, widths=widths, ages=ages,
+                         with_id=False)
     return [f"\t{head}"] + [f"{s.app}:{s.id}\t{row}" for s, row in zip(sessions, rows, strict=True)]
 
 
 def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,
-            gone: set[str] | None = None, branch_now: dict[str, str] | None = None,
-            widths: tuple[int, int, int] | None = None) -> tuple[str, list[str]]:
-    """The column header and one row per session: app, age, id, folder, branch, title aligned
-    with spaces (fzf would draw tabs as tab stops), fitted to `width` columns so the title always
-    shows; with `title_cap` None each row is cut to `width`."""
+            marks: dict[str, str] | None = None, widths: tuple[int, int, int] | None = None,
+            ages: list[str] | None = None, with_id: bool = True) -> tuple[str, list[str]]:
+    """The one place a row is built: the column header and one row per session, app, age,
+    (id), folder, branch, (mark) title aligned with spaces (fzf would draw tabs as tab stops),
+    fitted to `width` columns so the title is the widest; with `title_cap` None each row is
+    cut to `width`. (A new column, such as a host, goes here and in the header.)"""
     if widths:  # fixed, so that rows arriving in batches line up
         fw, bw, iw = widths
     else:
-        fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
+        fw = max((columns(clean(tilde(c))) for c in {s.cwd for s in sessions}), default=0)
         bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
-        iw = id_width(sessions)
+        iw = id_width(sessions) if with_id else 0
     fw, bw = fit(width, max(fw, 6), max(bw, 6), iw)
-    folders = _cells((s.cwd for s in sessions), fw, shorten_left)
+    folders = {c: pad(short_folder(c, fw), fw) for c in {s.cwd for s in sessions}}
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
-    ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw)
-    title_room = title_cap or max(10, width - 2 - (8 + 2 + 4 + 2 + iw + 2 + fw + 2 + bw + 2))
-    titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived else s.title or "" for s in sessions],
-                          title_room, shorten_right)
-    if gone:
-        mark = f"{_RED}✗ folder gone{_RESET} " if colour else "✗ folder gone "
-        titles = [mark + t if s.cwd in gone else t for s, t in zip(sessions, titles, strict=True)]
-    if branch_now:
-        yellow_, reset_ = (_YELLOW, _RESET) if colour else ("", "")
-        titles = [f"{yellow_}⎇ now {clean(now)}{reset_} {t}"
-                  if s.branch and s.cwd and (now := branch_now.get(s.cwd)) and now != s.branch else t
+    ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw) if iw else [""] * len(sessions)
+    id_cols = iw + 2 if iw else 0
+    title_room = title_cap or max(10, width - _FIXED + 2 - id_cols - fw - bw)
+    titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived and not marks else s.title or ""
+                           for s in sessions], title_room, shorten_right)
+    dim, cyan, yellow, red, reset = (_DIM, _CYAN, _YELLOW, _RED, _RESET) if colour else ("", "", "", "", "")
+    if marks:
+        titles = [f"{red if m.startswith('✗') else yellow}{clean(m)}{reset} {t}" if (m := marks.get(s.key)) else t
                   for s, t in zip(sessions, titles, strict=True)]
-    dim, cyan, yellow, reset = (_DIM, _CYAN, _YELLOW, _RESET) if colour else ("", "", "", "")
-    head = f"{dim}{'app':<8}  {'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
+    idh = f"{'id':<{iw}}  " if iw else ""
+    head = f"{dim}{'app':<8}  {'age':>4}  {idh}{'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
     rows = [
-        f"{cyan}{s.app:<8}{reset}  {when:>4}  {dim}{sid}{reset}  {folders[s.cwd]}  "
-        f"{yellow}{branches[s.branch]}{reset}  {title}"
-        for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
+        f"{cyan}{s.app:<8}{reset}  {when:>4}  " + (f"{dim}{sid}{reset}  " if iw else "")
+        + f"{folders[s.cwd]}  {yellow}{branches[s.branch]}{reset}  {title}"
+        for s, when, sid, title in zip(sessions, ages or _ages(sessions, time.time()), ids, titles, strict=True)
     ]
     return head, rows
 
@@ -391,20 +437,22 @@ _CONTENT_FOLDER = 28
 CONTENT_PROMPT = "content"
 
 
-def prompt_of(content: bool, app: str | None, here: bool) -> str:
+def prompt_of(content: bool, app: str | None, scope: str | bool | None) -> str:
     """fzf's prompt, which holds the picker's filters (fzf hands it to every command it runs
-    as FZF_PROMPT): `session> `, `codex@here> `, `content> `, `content:codex@here> `."""
+    as FZF_PROMPT): `session> `, `codex@here> `, `content> `, `content:codex@repo> `.
+    `scope`: None (everywhere), "here" (this folder), "repo" (this repository); True is "here"."""
     name = f"{CONTENT_PROMPT}:{app}" if content and app else CONTENT_PROMPT if content else app or "session"
-    return f"{name}{'@here' if here else ''}> "
+    scope = "here" if scope is True else scope or None
+    return f"{name}{'@' + scope if scope else ''}> "
 
 
-def prompt_state(prompt: str | None) -> tuple[bool, str | None, bool]:
-    """(content mode, app, this folder only) from a prompt made by prompt_of."""
+def prompt_state(prompt: str | None) -> tuple[bool, str | None, str | None]:
+    """(content mode, app, scope) from a prompt made by prompt_of."""
     name, _, scope = (prompt or "").removesuffix("> ").strip().partition("@")
     content = name == CONTENT_PROMPT or name.startswith(CONTENT_PROMPT + ":")
     if content:
         name = name.partition(":")[2]
-    return content, name if name and name != "session" else None, scope == "here"
+    return content, name if name and name != "session" else None, scope if scope in ("here", "repo") else None
 
 
 def content_header() -> str:

@@ -503,9 +503,10 @@ def test_a_first_index_is_read_alone_where_no_helper_can_start(home, monkeypatch
 def test_the_prompt_holds_the_pickers_filters():
     from sessidx.render import prompt_of, prompt_state
 
-    for state in [(c, app, here) for c in (False, True) for app in (None, "codex") for here in (False, True)]:
+    for state in [(c, app, scope) for c in (False, True) for app in (None, "codex") for scope in (None, "here", "repo")]:
         assert prompt_state(prompt_of(*state)) == state, state
-    assert prompt_of(False, None, False) == "session> " and prompt_of(True, "codex", True) == "content:codex@here> "
+    assert prompt_of(False, None, None) == "session> " and prompt_of(True, "codex", "here") == "content:codex@here> "
+    assert prompt_of(False, None, "repo") == "session@repo> "
 
 
 def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, tmp_path):
@@ -526,7 +527,7 @@ def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, t
     cycled = run_cli("cycle", "app", env={**env, "FZF_PROMPT": "content> "}).stdout
     assert "change-prompt(content:claude> )" in cycled and cycled.rstrip().endswith("lines --content {q}")
     scoped = run_cli("cycle", "scope", env={**env, "FZF_PROMPT": "content:codex> ", "PWD": str(here)}).stdout
-    assert "change-prompt(content:codex@here> )" in scoped and "Ctrl-S scope: this folder" in scoped
+    assert "change-prompt(content:codex@here> )" in scoped and "scope: this folder" in scoped
     to_titles = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "content:codex@here> "}).stdout
     assert "change-prompt(codex@here> )" in to_titles and to_titles.rstrip().endswith("lines --app codex --here")
     to_content = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "codex> "}).stdout

@@ -94,8 +94,9 @@ def test_ids_sharing_a_very_long_prefix():
 
 
 @pytest.mark.parametrize("terminal", [80, 120, 200])
-def test_the_title_always_shows(terminal):
-    """At 80x24 no title was visible: folder and branch columns now give way to it."""
+def test_the_title_is_the_widest_column(terminal):
+    """Issue 18: folder and branch took 35 + 25 columns and the title 22-27; now each has its
+    share and the title the rest, with no id column in the picker's rows."""
     from sessidx.render import TITLE_MIN, list_width
 
     long = [session("/home/alex/code/" + "deep/" * 12 + f"repo-{i}", title=f"Title number {i} of a long list",
@@ -104,14 +105,26 @@ def test_the_title_always_shows(terminal):
         object.__setattr__(s, "branch", "feature/a-very-long-branch-name-indeed")
     width = list_width(terminal)
     lines = picker_lines(long, width=width)
-    header, rows = lines[0], lines[1:]
-    for row in rows:
+    header = re.sub(r"\x1b\[[0-9;]*m", "", lines[0])
+    assert header.split() == ["app", "age", "folder", "branch", "title"]  # the id is in the preview
+    folder_at, branch_at, title_at = (header.index(word) - 1 for word in ("folder", "branch", "title"))
+    title_width = width - 2 - title_at  # fzf's pointer takes two columns
+    assert title_width >= TITLE_MIN and title_width > branch_at - folder_at and title_width > title_at - branch_at
+    for row in lines[1:]:
         shown = re.sub(r"\x1b\[[0-9;]*m", "", row.split("\t", 1)[1])
-        start = shown.index("Title number")
-        assert 2 + start + TITLE_MIN <= width, (terminal, start)  # fzf's pointer takes two columns
-    plain_header = re.sub(r"\x1b\[[0-9;]*m", "", header)
-    assert plain_header.startswith("\tapp") and plain_header.rstrip().endswith("title")
-    assert re.sub(r"\x1b\[[0-9;]*m", "", rows[0].split("\t", 1)[1]).index("Title") == plain_header.index("title") - 1
+        assert shown.index("Title number") == title_at
+        assert shown[folder_at:].startswith("…/")  # the folder's last parts, not its start
+
+
+def test_a_folder_is_shortened_as_people_read_it():
+    from sessidx.render import short_folder
+
+    assert short_folder("/home/alex/code/shop-api", 40, ) == "/home/alex/code/shop-api"
+    assert short_folder("/w/a/very/deep/tree/shop-api/src", 16) == "…/shop-api/src"
+    assert short_folder("/w/" + "x" * 30, 10) == "…" + "x" * 9
+    from sessidx import render
+
+    assert short_folder(render._HOME + "/code/shop-api", 40) == "~/code/shop-api"
 
 
 def test_list_rows_never_wrap_and_carry_a_header():
@@ -121,11 +134,12 @@ def test_list_rows_never_wrap_and_carry_a_header():
     assert all(columns(r) <= 80 for r in rows)
 
 
-def test_sessions_whose_folder_is_gone_are_marked():
-    lines = picker_lines([session("/w/gone", title="gone one", sid="a1"), session("/w/here", title="here one",
-                                                                                   sid="b1")], gone={"/w/gone"})
+def test_marked_rows_carry_their_mark_and_sort_below_resumable_ones_of_the_same_age():
+    gone = session("/w/gone", title="gone one", sid="a1")
+    fine = session("/w/here", title="here one", sid="b1")
+    lines = picker_lines([gone, fine], marks={gone.key: "✗ folder gone"})
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines[1:]]
-    assert plain[0].endswith("✗ folder gone gone one") and plain[1].endswith("  here one")
+    assert plain[0].endswith("  here one") and plain[1].endswith("✗ folder gone gone one")
 
 
 def test_sessions_whose_branch_changed_are_marked(home, tmp_path):

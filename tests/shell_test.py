@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,10 +158,21 @@ class Shell:
             self.tmux.prepare()
         self.tmux.send("C-o")
         self.tmux.until(lambda s: "session>" in s, "the picker")
+        # the fresh list is in (it keeps its rows when done): a key's action sent while fzf's
+        # reload-sync is under way can be dropped by fzf
+        deadline = time.monotonic() + 15
+        while not list((self.tmp / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.tmux.type(query)
-        # fzf's info line ("  1/6 ───"), not the preview's scroll position ("1/11")
-        self.tmux.until(lambda s: re.search(r"(?m)^\s*1/\d+ ", s) is not None, f"one match for {query!r}")
+        self.tmux.until(lambda s: matches(s) == 1, f"one match for {query!r}")
         self.tmux.send(key)
+
+
+def matches(screen: str) -> int | None:
+    """fzf's count of matches, at the end of its prompt line (`session> q   1/6`), not the
+    preview's scroll position."""
+    found = re.search(r"(?m)^\S+> .*?\s(\d+)/\d+(?:\s|$)", screen)
+    return int(found.group(1)) if found else None
 
 
 @pytest.fixture(params=SHELLS)
@@ -417,7 +429,7 @@ def test_no_match_and_ctrl_c_return_quietly(shell, home, tmp_path, keys):
                 shell.tmux.until(lambda s: "session>" in s, "the picker, still open")
         else:
             shell.tmux.type(key)
-            shell.tmux.until(lambda s: re.search(r"(?m)^\s*0/\d+ ", s) is not None, "no match")
+            shell.tmux.until(lambda s: matches(s) == 0, "no match")
     shell.tmux.until(lambda s: "session>" not in s, "the picker to close")
     assert "Traceback" not in shell.tmux.screen()
     assert shell.pwd() == str(tmp_path) and recorded(shell.stubs, "claude") is None
@@ -552,15 +564,52 @@ def test_ctrl_a_cycles_the_app_and_ctrl_s_this_folder(shell, home, tmp_path):
     shell.tmux.until(lambda s: "A claude session elsewhere" in s and "A codex thread here" in s, "both apps")
     shell.tmux.send("C-a")
     screen = shell.tmux.until(lambda s: "claude>" in s and "A codex thread here" not in s, "claude only")
-    assert "Ctrl-A app: claude, 1 of 2" in screen
+    assert "app claude: 1 of 2" in screen and "claude 1 codex 1" in screen
     shell.tmux.send("C-a")
     shell.tmux.until(lambda s: "codex>" in s and "A claude session elsewhere" not in s, "codex only")
     shell.tmux.send("C-a")
     shell.tmux.until(lambda s: "session>" in s and "A claude session elsewhere" in s, "all apps again")
+    shell.tmux.send("M-a")  # and back the other way: the last app first
+    shell.tmux.until(lambda s: "codex>" in s and "A claude session elsewhere" not in s, "codex, backwards")
+    shell.tmux.send("M-a")
+    shell.tmux.until(lambda s: "claude>" in s and "A codex thread here" not in s, "claude, backwards")
+    shell.tmux.send("M-a")
+    shell.tmux.until(lambda s: "session>" in s and "A codex thread here" in s, "all apps, backwards")
     shell.tmux.send("C-s")  # the shell's folder is tmp_path: the codex thread's
     screen = shell.tmux.until(lambda s: "session@here>" in s and "A claude session elsewhere" not in s,
                               "this folder only")
     assert "A codex thread here" in screen and "scope: this folder" in screen
+    shell.tmux.send("Escape")
+
+
+@pytest.mark.shell
+def test_ctrl_s_steps_to_this_repository_with_its_worktrees(shell, home, tmp_path):
+    """Issue 18: Ctrl-S was this exact folder only; the repository's other folders and its
+    worktrees (`.claude/worktrees/…`, or anywhere else) were left out."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "first"], check=True)
+    for name, where in (("inside", repo / ".claude" / "worktrees" / "fix"), ("outside", tmp_path / "wt-out")):
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", name, str(where)], check=True)
+    session_in(repo, home, prompt="Session at the top", branch="main")
+    session_in(repo / "src", home, prompt="Session in a subfolder", branch="main")
+    session_in(repo / ".claude" / "worktrees" / "fix", home, prompt="Session in a claude worktree", branch="inside")
+    session_in(tmp_path / "wt-out", home, prompt="Session in an outside worktree", branch="outside")
+    session_in(tmp_path / "unrelated", home, prompt="Session somewhere else")
+    shell.run(f"cd {repo}")
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda s: "Session somewhere else" in s and "Session at the top" in s, "every session")
+    shell.tmux.send("C-s")
+    shell.tmux.until(lambda s: "session@here>" in s and "Session in a subfolder" not in s, "this folder")
+    shell.tmux.send("C-s")
+    screen = shell.tmux.until(lambda s: "session@repo>" in s and "Session in an outside worktree" in s,
+                              "this repository")
+    assert all(t in screen for t in ("Session at the top", "Session in a subfolder", "Session in a claude worktree"))
+    assert "Session somewhere else" not in screen and "scope: this repository" in screen
+    shell.tmux.send("C-s")
+    shell.tmux.until(lambda s: "session>" in s and "Session somewhere else" in s, "everywhere again")
     shell.tmux.send("Escape")
 
 
@@ -573,7 +622,8 @@ def test_the_first_press_opens_at_once_and_fills_in(shell, home, tmp_path):
     shell.tmux.prepare()
     shell.tmux.send("C-o")
     shell.tmux.until(lambda s: "indexing your sessions for the first time" in s and "session>" in s, "the note")
-    shell.tmux.until(lambda s: "Seen on the very first press" in s, "the rows, once indexed")
+    shell.tmux.until(lambda s: "Seen on the very first press" in s and "for the first time" not in s,
+                     "the rows, once indexed, and the note gone")
     shell.tmux.send("Escape")
 
 
@@ -596,10 +646,10 @@ def test_ctrl_f_finds_a_session_by_what_was_said_and_resumes_it(shell, home, tmp
     shell.tmux.until(lambda sc: "content>" in sc and "what was said" in sc, "content mode")
     shell.tmux.type("nginx upstream timeo")
     # one row, and the preview showing the hit in context
-    shell.tmux.until(lambda sc: "upstream" in sc and re.search(r"(?m)^\s*1/1\b", sc) is not None
+    shell.tmux.until(lambda sc: "upstream" in sc and matches(sc) == 1
                      and "best match" in sc, "the one session that said it")
     shell.tmux.send("C-a")  # Claude's sessions only: the same one, the query kept
-    shell.tmux.until(lambda sc: "content:claude>" in sc and "upstream" in sc and "Ctrl-A app: claude" in sc,
+    shell.tmux.until(lambda sc: "content:claude>" in sc and "upstream" in sc and "app claude:" in sc,
                      "content mode, narrowed to Claude")
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude")

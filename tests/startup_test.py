@@ -69,6 +69,46 @@ def test_a_content_keystroke_loads_neither_json_nor_re(home):
     assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types", "zlib"} == set()
 
 
+def _press(env: dict[str, str]) -> set[str]:
+    """The modules `sessidx pick` loaded, on a terminal of its own, up to fzf and back from its Esc."""
+    import os
+    import pty
+
+    probe = PROBE.replace("main(sys.argv[1:])", "exit_code = main(sys.argv[1:])")  # Esc: not an error
+    pid, terminal = pty.fork()  # a terminal of its own: the picker draws only on one
+    if pid == 0:
+        os.execve(sys.executable, [sys.executable, "-c", probe, "pick"], env)
+    shown = b""
+    while True:
+        try:
+            data = os.read(terminal, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        shown += data
+    os.waitpid(pid, 0)
+    return set(shown.decode().split())
+
+
+def test_the_next_key_press_draws_the_kept_rows_loading_no_index(home, tmp_path):
+    """Issue 18: the first screen is the rows the last list drew, kept for this width: no
+    index, no app module, no row built before fzf starts."""
+    import os
+
+    ClaudeSession(cwd="/w").write(home)
+    assert loaded_by("build")
+    fzf = tmp_path / "fzf"
+    fzf.write_text(f"#!/bin/sh\ncat > {tmp_path}/given\nexit 130\n")
+    fzf.chmod(0o755)
+    env = {**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)}
+    first = _press(env)
+    assert "sessidx.index" in first  # no rows kept yet: the index drew them, and kept them
+    again = _press(env)
+    assert "sessidx.picker" in again and again & (HEAVY | {"sessidx.index", "sessidx.apps", "sessidx.commands"}) == set()
+    assert "/w" in (tmp_path / "given").read_text()
+
+
 def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
     """`sessidx pick`, as the widgets run it (on a terminal, SESSIDX_SHELL set), up to fzf
     and back from its Esc: fzf is started without `subprocess` (which loads `re` and `locale`)."""

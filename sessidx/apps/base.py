@@ -152,6 +152,7 @@ class AppPlan:
         self.held_back: list[HeldBack] = []
         self.warnings: list[str] = []
         self.refusal: str | None = None  # set when this session must not be resumed as it is
+        self.refusal_mark: str | None = None  # the refusal in two or three words, for the picker's row
 
 
 class ArgvBuilder:
@@ -199,9 +200,10 @@ class ArgvBuilder:
     def hold_back(self, flag: str, value: str, reason: str) -> None:
         self.plan.held_back.append(HeldBack(f"{flag} {value}".strip(), reason))
 
-    def refuse(self, reason: str) -> None:
+    def refuse(self, reason: str, mark: str = "refused") -> None:
+        """`mark`: the reason in two or three words, shown in the picker's row (`loose mode`)."""
         if self.plan.refusal is None:
-            self.plan.refusal = reason
+            self.plan.refusal, self.plan.refusal_mark = reason, mark
 
 
 def loose_reason(program: str, default: str, version: str | None) -> str:

@@ -318,10 +318,10 @@ class Codex:
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "resume")
         if session.archived:
-            b.refuse(f"archived in Codex: run `codex unarchive {session.id}` first")
+            b.refuse(f"archived in Codex: run `codex unarchive {session.id}` first", "archived")
         elif session.path and not os.path.isfile(session.path):
             b.refuse(f"Codex looks for this thread only at its recorded rollout {session.path}, which is gone "
-                     "(a home moved or restored?): `codex resume` would fail")
+                     "(a home moved or restored?): `codex resume` would fail", "rollout moved")
         b.option("-m", session.model)
         # Effort is not passed: `codex resume` restores it by itself, and a `-c` override makes
         # it run in-process, which stops at "This conversation is open in another app" when a

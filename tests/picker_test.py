@@ -1,0 +1,138 @@
+"""The picker as a person meets it (issue 18): the rows' marks for every refusal, and the layout
+at 80×24, 120×35 and 200×50 over the real homes in fixtures/realdata, in real bash and fzf."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from homes import ClaudeSession
+
+from tests.conftest import REALDATA, require, run_cli
+from tests.tmux import Tmux
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+REAL_APPS = ["claude", "codex", "gemini", "copilot", "cline", "qwen", "droid", "kimi", "vibe", "opencode", "cn",
+             "auggie", "crush", "goose", "amp"]
+
+
+def rows_of(home: Path, pwd: str = "/") -> dict[str, str]:
+    """`sessidx lines` (the picker's fresh list) over `home`: key -> the row, colours off."""
+    out = run_cli("lines", env={"SESSIDX_HOME": str(home), "FZF_COLUMNS": "200", "PWD": pwd}).stdout
+    return {line.split("\t", 1)[0]: ANSI.sub("", line.split("\t", 1)[1]) for line in out.splitlines()[1:]}
+
+
+@pytest.mark.parametrize(("app", "mark"), [
+    ("gemini", "✗ cleanup deletes"),  # session cleanup on by default would delete the resumed session
+    ("codex", "✗ rollout moved"),  # the home was moved: Codex looks only at the recorded rollout path
+    ("copilot", "✗ loose mode"),  # allow-all/yolo restored with no flag to turn it off
+    ("droid", "✗ loose mode"),
+    ("kimi", "✗ loose mode"),
+    ("vibe", "✗ loose mode"),
+    ("claude", "✗ folder gone"),  # recorded on another machine: its folders are not here
+])
+def test_every_refusal_is_marked_in_its_row(realdata, app, mark):
+    rows = rows_of(realdata(f"{app}-home"))
+    marked = [row for key, row in rows.items() if key.startswith(f"{app}:") and mark in row]
+    assert marked, rows
+    for row in marked:  # the mark stands just before the title, which still shows
+        assert re.search(re.escape(mark) + r" \S", row)
+
+
+def test_an_archived_session_is_marked(home):
+    from sessidx.commands import row_marks
+    from sessidx.config import current_env
+    from sessidx.model import Session
+
+    archived = Session("codex", "0190c6a1-0000-7000-8000-000000000001", "/", None, "Old thread", 1, archived=True)
+    assert row_marks(current_env(), [archived]) == {archived.key: "✗ archived"}
+
+
+def test_a_resumable_session_carries_no_mark(home, tmp_path):
+    folder = tmp_path / "here"
+    folder.mkdir()
+    ok = ClaudeSession(cwd=str(folder), prompt="A session that resumes")
+    gone = ClaudeSession(cwd=str(tmp_path / "gone"), prompt="A session whose folder is gone")
+    for s in (ok, gone):
+        s.write(home)
+    rows = rows_of(home)
+    assert "✗" not in rows[f"claude:{ok.session_id}"] and "⎇" not in rows[f"claude:{ok.session_id}"]
+    assert "✗ folder gone A session whose folder is gone" in rows[f"claude:{gone.session_id}"]
+
+
+def test_refused_rows_sort_below_resumable_ones_of_the_same_age(home, tmp_path):
+    (tmp_path / "here").mkdir()
+    first = ClaudeSession(cwd=str(tmp_path / "gone"), prompt="Refused, written first")
+    first.write(home)
+    second = ClaudeSession(cwd=str(tmp_path / "here"), prompt="Resumable, written second")
+    second.write(home)
+    keys = list(rows_of(home))
+    assert keys.index(f"claude:{second.session_id}") < keys.index(f"claude:{first.session_id}")
+
+
+@pytest.fixture(scope="module")
+def every_real_home(tmp_path_factory) -> Path:
+    """The real homes of every app, in one home, as a new user's machine would hold them."""
+    home = tmp_path_factory.mktemp("every")
+    for app in REAL_APPS:
+        with tarfile.open(REALDATA / f"{app}-home.tar.gz") as tar:
+            tar.extractall(home, filter="data")
+    return home
+
+
+def picker_screen(home: Path, tmp: Path, width: int, height: int, keys: tuple[str, ...] = ()) -> str:
+    rc = tmp / "bashrc"
+    rc.write_text("PS1='$ '\nPROMPT_COMMAND=\nHISTFILE=\neval \"$(sessidx init bash)\"\n")
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp), "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache")}
+    run_cli("build", env={"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache")})
+    tmux = Tmux(f"bash --noprofile --rcfile {rc} -i", env, cwd=tmp, width=width, height=height)
+    try:
+        tmux.prepare()
+        tmux.send("C-o")
+        # the fresh list with its marks is in once a mark shows
+        preview = height >= 30 or width >= 160
+        screen = tmux.until(lambda s: "session>" in s and "✗" in s and (not preview or "resume" in s.split("\n", 3)[-1]
+                                                                          and "title     " in s),
+                            "the picker with its marks")
+        for key in keys:
+            tmux.send(key)
+            screen = tmux.until(lambda s: "Ctrl-A / Alt-A" in s, "every key")
+        tmux.send("Escape")
+        return screen
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize(("width", "height", "least_rows"), [(80, 24, 8), (120, 35, 12), (200, 50, 20)])
+def test_the_layout_serves_the_choice(every_real_home, tmp_path, width, height, least_rows):
+    require("tmux")
+    from sessidx.render import list_width
+
+    screen = picker_screen(every_real_home, tmp_path, width, height)
+    lines = screen.splitlines()
+    # the keys that matter, whole, and the one that shows every key
+    assert "Enter resume · Ctrl-F what was said · Esc cancel · ? keys" in screen
+    rows = [line for line in lines if re.match(r"^[▌ ] (" + "|".join(REAL_APPS) + r")\s", line)]
+    assert len(rows) >= least_rows, screen
+    header = next(line for line in lines if re.match(r"^\s+app\s+age\s+folder", line))
+    folder_at, branch_at, title_at = (header.index(word) for word in ("folder", "branch", "title"))
+    title_width = list_width(width) - title_at
+    assert title_width > branch_at - folder_at and title_width > title_at - branch_at, screen
+    if height >= 30 or width >= 160:  # the preview shows: its verdict line is whole, no counter over it
+        verdict = next(line for line in lines if "will not resume:" in line or "Enter runs:" in line)
+        assert not re.search(r"\d+/\d+\s*│*$", verdict), verdict
+    else:
+        assert "will not resume:" not in screen  # hidden on a short terminal, Ctrl-/ shows it
+
+
+@pytest.mark.shell
+def test_question_mark_shows_every_key(every_real_home, tmp_path):
+    require("tmux")
+    screen = picker_screen(every_real_home, tmp_path, 120, 35, keys=("?",))
+    for key in ("Alt-Enter", "Ctrl-Y", "Ctrl-A / Alt-A", "Ctrl-S", "Ctrl-/"):
+        assert key in screen
