@@ -28,6 +28,18 @@ def _list(s: argparse.ArgumentParser, optional_query: bool = True) -> None:
     s.add_argument("--json", action="store_true", help="one JSON object per session")
     s.add_argument("--archived", action="store_true", help="include archived sessions")
     s.add_argument("-v", "--verbose", action="store_true", help="report skipped sources")
+    _host_option(s)
+
+
+def _host_option(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--host", action="append", metavar="HOST",
+                   help="the sessions on this SSH host (again for more; `local` is this machine, `all` every host)")
+
+
+def _hosts(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--refresh", action="store_true", help="ask every host now")
+    s.add_argument("--fzf", action="store_true", help=argparse.SUPPRESS)
+    s.add_argument("--fzf-redraw", action="store_true", help=argparse.SUPPRESS)
 
 
 def _find(s: argparse.ArgumentParser) -> None:
@@ -89,6 +101,7 @@ def _search(s: argparse.ArgumentParser) -> None:
     s.add_argument("--limit", type=_positive, default=50, help="at most this many sessions (default 50)")
     s.add_argument("--drop", action="store_true", help="delete the content index")
     s.add_argument("--refresh", dest="refresh_only", action="store_true", help=argparse.SUPPRESS)
+    _host_option(s)
 
 
 def _help(s: argparse.ArgumentParser) -> None:
@@ -105,6 +118,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "resume": ("plan a resume and print the command line", _resume),
     "build": ("refresh the index and time each app", _build),
     "init": ("print the shell snippet", _init),
+    "hosts": ("the SSH hosts named and what each sent last", _hosts),
     "help": ("this help, or a command's", _help),
     "lines": (None, _lines),  # the picker's reload feed
     "cycle": (None, _cycle),  # Ctrl-A and Ctrl-S in the picker

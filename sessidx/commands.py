@@ -122,6 +122,10 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool) -> tupl
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
+    if ident.startswith("@"):  # a session on an SSH host: `@host/app:id`
+        from sessidx import remote
+
+        return remote.preview(env, out, ident, detect_shell(shell, env.vars))
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
     colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
@@ -172,6 +176,10 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
            allow_permissive: bool = False, yes: bool = False) -> int:
     from sessidx.shells import detect_shell
 
+    if ident.startswith("@"):  # planned on the host, run here through `ssh -t`
+        from sessidx import remote
+
+        return remote.resume(env, out, ident, detect_shell(shell, env.vars), as_json, allow_permissive, yes)
     _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
     if as_json:
         out(render.json_line(plan.to_json()))
@@ -192,6 +200,9 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
 
     shell_name = detect_shell(shell, env.vars)
     width = _list_width(env)
+    from sessidx.hosts import configured
+
+    hosts = bool(configured(env)[0])
     first = from_cache(env, APPS.values())
     note: str | None
     cold = first is None and _any_source(env)
@@ -202,6 +213,8 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     else:
         index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
+        if hosts:  # what each host sent last, at once; fzf refreshes them in the background
+            sessions = _with_hosts(env, sessions)
         if not sessions:
             raise SessidxError(_nothing_found(index))
         lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=width)
@@ -209,7 +222,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
-                     cold=cold)
+                     cold=cold, hosts=hosts and not cold)  # the first press ever: this machine first
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
 
 
@@ -261,8 +274,18 @@ def picker_feed(env: Env, out: Out, app: str | None = None, here_only: bool = Fa
     sessions = [s for s in load(env, APPS.values()).sessions
                 if not s.archived and (app is None or s.app == app) and (not here_only or s.cwd == here)]
     gone, branch_now = _folder_marks(sessions)
+    if not here_only:  # a host's sessions are never "this folder": it is another machine's
+        sessions = _with_hosts(env, sessions, app)
     _emit(out, render.picker_lines(sessions, here=here, width=_list_width(env), gone=gone, branch_now=branch_now))
     return ExitCode.OK
+
+
+def _with_hosts(env: Env, sessions: list[Session], app: str | None = None) -> list[Session]:
+    """The local sessions and the SSH hosts' cached ones, newest first."""
+    from sessidx.hosts import cached_sessions, newest_first
+
+    remote = cached_sessions(env, app)
+    return newest_first([*sessions, *remote]) if remote else sessions
 
 
 def _folder_marks(sessions: list[Session]) -> tuple[set[str], dict[str, str]]:
@@ -386,7 +409,8 @@ def cycle(env: Env, out: Out, what: str) -> int:
     here_only = here_only != (what == "scope")  # Ctrl-S flips it
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
-    for s in _index(env, refresh=False, announce=False).sessions:
+    listed = _index(env, refresh=False, announce=False).sessions
+    for s in listed if here_only else _with_hosts(env, listed):
         if not s.archived and (not here_only or s.cwd == here):
             counts[s.app] = counts.get(s.app, 0) + 1
     if what == "app":
@@ -447,6 +471,10 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
+    if ident.startswith("@"):
+        from sessidx import remote
+
+        return remote.copy(env, out, ident, detect_shell(shell, env.vars))
     _, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     line = plan.shell_line(detect_shell(shell, env.vars))
     how = to_clipboard(line)
@@ -458,6 +486,10 @@ def check(env: Env, out: Out, ident: str, allow_permissive: bool) -> int:
     """Enter and Alt-Enter in the picker: fzf's next action. A session that can be resumed is
     accepted (with the key that chose it); one that cannot keeps the picker open, and its
     reason takes the header. A branch change is asked about after the picker closes."""
+    if ident.startswith("@"):
+        from sessidx import remote
+
+        return remote.check(env, out, ident, allow_permissive)
     try:
         _, plan = _plan_for(env, ident, allow_permissive, fresh=False)
         reason = plan.error

@@ -92,7 +92,7 @@ class Picked:
 
 
 def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shell: str,
-            note: str | None = None, tmux: str | None = None, cold: bool = False) -> Picked:
+            note: str | None = None, tmux: str | None = None, cold: bool = False, hosts: bool = False) -> Picked:
     me = self_command()
     cmd = [
         fzf,
@@ -131,7 +131,10 @@ def run_fzf(lines: list[str], query: str, fzf: str, extra_opts: str | None, shel
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
         # as each app is read (reload, not reload-sync: fzf shows them as they arrive).
-        f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)",
+        (f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)")
+        # SSH hosts: asked in the background, never waited for; when all have answered or
+        # timed out, the list is reloaded and the header names those that did not answer
+        + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
         *([] if cold else [f"--bind=load:reload-sync({me} lines)+unbind(load)"]),
     ]
     if tmux:

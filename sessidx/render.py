@@ -266,7 +266,7 @@ def picker_lines(sessions: list[Session], here: str | None = None, width: int = 
         sessions = sorted(sessions, key=lambda s: s.cwd != here)  # stable: newest first within
     head, rows = _layout(sessions, width, colour=True, title_cap=200, gone=gone or set(),
                          branch_now=branch_now or {}, widths=widths)
-    return [f"\t{head}"] + [f"{s.app}:{s.id}\t{row}" for s, row in zip(sessions, rows, strict=True)]
+    return [f"\t{head}"] + [f"{s.key}\t{row}" for s, row in zip(sessions, rows, strict=True)]
 
 
 def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,
@@ -281,6 +281,10 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
         fw = max((columns(shorten_left(clean(tilde(c)), 36)) for c in {s.cwd for s in sessions}), default=0)
         bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
         iw = id_width(sessions)
+    # SSH hosts: a host column after the app, blank for this machine, when any row has a host
+    host_names = [getattr(s, "host", None) or "" for s in sessions]
+    hw = min(16, max(4, *map(len, host_names))) if any(host_names) else 0
+    width -= hw + 2 if hw else 0
     fw, bw = fit(width, max(fw, 6), max(bw, 6), iw)
     folders = _cells((s.cwd for s in sessions), fw, shorten_left)
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
@@ -297,11 +301,14 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
                   if s.branch and s.cwd and (now := branch_now.get(s.cwd)) and now != s.branch else t
                   for s, t in zip(sessions, titles, strict=True)]
     dim, cyan, yellow, reset = (_DIM, _CYAN, _YELLOW, _RESET) if colour else ("", "", "", "")
-    head = f"{dim}{'app':<8}  {'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
+    hosts = [pad(shorten_right(clean(h), hw), hw) + "  " for h in host_names] if hw else [""] * len(sessions)
+    host_head = f"{'host':<{hw}}  " if hw else ""
+    head = (f"{dim}{'app':<8}  {host_head}{'age':>4}  {'id':<{iw}}  {'folder'[:fw]:<{fw}}  "
+            f"{'branch'[:bw]:<{bw}}  title{reset}")
     rows = [
-        f"{cyan}{s.app:<8}{reset}  {when:>4}  {dim}{sid}{reset}  {folders[s.cwd]}  "
+        f"{cyan}{s.app:<8}{reset}  {host}{when:>4}  {dim}{sid}{reset}  {folders[s.cwd]}  "
         f"{yellow}{branches[s.branch]}{reset}  {title}"
-        for s, when, sid, title in zip(sessions, _ages(sessions, time.time()), ids, titles, strict=True)
+        for s, host, when, sid, title in zip(sessions, hosts, _ages(sessions, time.time()), ids, titles, strict=True)
     ]
     return head, rows
 
