@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
 DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
 CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
-HOST_CACHE_VERSION = f"h1/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+HOST_CACHE_VERSION = f"h2/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
 
 
@@ -131,9 +131,26 @@ class HostSession(Session):
 
     __slots__ = ("host",)
 
-    def __init__(self, host: str, *fields: object, **named: object) -> None:
-        super().__init__(*fields, **named)  # type: ignore[arg-type]
+    def __init__(self, host: str, app: str, id: str, cwd: str | None = None, branch: str | None = None,
+                 title: str | None = None, mtime: int = 0, bytes: int | None = None, model: str | None = None,
+                 effort: str | None = None, approval: str | None = None, sandbox: str | None = None,
+                 path: str | None = None, archived: bool = False, origin: str | None = None) -> None:
+        # every field set here, not through Session.__init__: one call per row on the first screen
         self.host = host
+        self.app = app
+        self.id = id
+        self.cwd = cwd
+        self.branch = branch
+        self.title = title
+        self.mtime = mtime
+        self.bytes = bytes
+        self.model = model
+        self.effort = effort
+        self.approval = approval
+        self.sandbox = sandbox
+        self.path = path
+        self.archived = archived
+        self.origin = origin
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return (getattr(self, name) for name in Session.__slots__)
@@ -170,8 +187,8 @@ def cache_file(env: Env, host: Host) -> str | None:
 
 
 _N = type(None)
-_ROW_TYPES: tuple[set[type], ...] = (
-    {str}, {str}, {str, _N}, {str, _N}, {str, _N}, {int}, {int, _N}, {str, _N}, {str, _N}, {str, _N},
+_ROW_TYPES: tuple[set[type], ...] = (  # the host's name, then the Session fields in slot order
+    {str}, {str}, {str}, {str, _N}, {str, _N}, {str, _N}, {int}, {int, _N}, {str, _N}, {str, _N}, {str, _N},
     {str, _N}, {str, _N}, {bool}, {str, _N},
 )
 
@@ -200,20 +217,27 @@ def read_cache(env: Env, host: Host) -> Heard:
     if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
             or type(loaded.get("rows")) is not list):
         return Heard(host, [])
-    sessions = []
-    for row in loaded["rows"]:
-        if type(row) is list and len(row) == len(_ROW_TYPES) and all(
-                type(v) in allowed for v, allowed in zip(row, _ROW_TYPES, strict=True)):
-            sessions.append(HostSession(host.name, *row))
+    from itertools import repeat, starmap
+
+    rows = loaded["rows"]
+    # checked in bulk, as index._checked does: each distinct signature of field types once
+    if not (set(map(type, rows)) <= {list} and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
+            and {r[0] for r in rows} <= {host.name}):
+        return Heard(host, [])
+    sessions = list(starmap(HostSession, rows))
     note = loaded.get("note")
     at = loaded.get("at")
     return Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
 
 
+def _signature_ok(signature: tuple[type, ...]) -> bool:
+    return len(signature) == len(_ROW_TYPES) and all(t in ok for t, ok in zip(signature, _ROW_TYPES, strict=True))
+
+
 def write_cache(env: Env, heard: Heard) -> str | None:
     import marshal
 
-    rows = [list(s) for s in heard.sessions]
+    rows = [[heard.host.name, *s] for s in heard.sessions]
     data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
             "at": heard.at}
     return cache.write(cache_file(env, heard.host), marshal.dumps(data))
@@ -228,7 +252,9 @@ def cached_sessions(env: Env, app: str | None = None) -> list[HostSession]:
 
 
 def newest_first(sessions: list[Session]) -> list[Session]:
-    return sorted(sessions, key=lambda s: s.mtime, reverse=True)
+    from operator import attrgetter
+
+    return sorted(sessions, key=attrgetter("mtime"), reverse=True)
 
 
 # Reaching a host -------------------------------------------------------------------------------

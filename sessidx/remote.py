@@ -176,8 +176,8 @@ def valid_session(host: str, row: object) -> HostSession | None:
     if type(archived) is not bool:
         return None
     try:
-        return HostSession(host, app, sid, cwd, _text(row.get("branch"), 255), _text(row.get("title"), 1000), mtime,
-                           size, _text(row.get("model"), 255), _text(row.get("effort"), 64),
+        return HostSession(host, app, str(sid), cwd, _text(row.get("branch"), 255), _text(row.get("title"), 1000),
+                           mtime, size, _text(row.get("model"), 255), _text(row.get("effort"), 64),
                            _text(row.get("approval"), 255), _text(row.get("sandbox"), 64), _text(row.get("path")),
                            archived, _text(row.get("origin"), 64))
     except ValueError:
@@ -509,7 +509,7 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     else:
         shown: list[Session] = []
         for _, s, snippet in hits:
-            row = HostSession(s.host, *s) if isinstance(s, HostSession) else Session(*s)
+            row = HostSession(s.host, *s) if isinstance(s, HostSession) else Session(*s)  # a copy: the title changes
             row.title = snippet
             shown.append(row)
         lines = render.table(shown, render.terminal_width(160), header=sys.stdout.isatty())
