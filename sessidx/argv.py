@@ -33,6 +33,7 @@ def _list(s: argparse.ArgumentParser, optional_query: bool = True) -> None:
     s.add_argument("--archived", action="store_true", help="include archived sessions")
     s.add_argument("-v", "--verbose", action="store_true", help="report skipped sources")
     _dates(s)
+    _host_option(s)
 
 
 def _dates(s: argparse.ArgumentParser) -> None:
@@ -40,6 +41,17 @@ def _dates(s: argparse.ArgumentParser) -> None:
 
     s.add_argument("--since", metavar="WHEN", help=f"only sessions used since WHEN: {HELP}")
     s.add_argument("--until", metavar="WHEN", help="only sessions last used before WHEN (a date: up to its end)")
+
+
+def _host_option(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--host", action="append", metavar="HOST",
+                   help="the sessions on this SSH host (again for more; `local` is this machine, `all` every host)")
+
+
+def _hosts(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--refresh", action="store_true", help="ask every host now")
+    s.add_argument("--fzf", action="store_true", help=argparse.SUPPRESS)
+    s.add_argument("--fzf-redraw", action="store_true", help=argparse.SUPPRESS)
 
 
 def _find(s: argparse.ArgumentParser) -> None:
@@ -104,6 +116,7 @@ def _search(s: argparse.ArgumentParser) -> None:
     s.add_argument("-v", "--verbose", action="store_true", help="say what was skipped or made again")
     _dates(s)
     s.add_argument("--refresh", dest="refresh_only", action="store_true", help=argparse.SUPPRESS)
+    _host_option(s)
 
 
 def _help(s: argparse.ArgumentParser) -> None:
@@ -120,6 +133,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "resume": ("plan a resume and print the command line", _resume),
     "build": ("refresh the index and time each app", _build),
     "init": ("print the shell snippet", _init),
+    "hosts": ("the SSH hosts named and what each sent last", _hosts),
     "help": ("this help, or a command's", _help),
     "lines": (None, _lines),  # the picker's reload feed
     "cycle": (None, _cycle),  # Ctrl-A, Alt-A, Ctrl-S and Ctrl-F in the picker

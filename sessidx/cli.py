@@ -81,6 +81,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         from sessidx import commands
 
+        if args.command in ("list", "find") and getattr(args, "host", None):
+            from sessidx import remote
+
+            return remote.list_hosts(env, _out, args.host, args.query, args.app, args.json, args.archived)
+        if args.command == "search" and args.host and args.query:
+            from sessidx import remote
+
+            return remote.search_hosts(env, _out, args.host, " ".join(args.query), args.app, args.json, args.limit)
+        if args.command == "hosts":
+            from sessidx import remote
+
+            if args.fzf_redraw:
+                return remote.fzf_redraw(env, _out)
+            return remote.hosts_command(env, _out, args.refresh, args.fzf)
         if args.command in ("list", "find"):
             return commands.list_sessions(env, _out, query=args.query, app=args.app, as_json=args.json,
                                           archived=args.archived, verbose=args.verbose, since=args.since,

@@ -130,6 +130,10 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
+    if ident.startswith("@"):  # a session on an SSH host: `@host/app:id`
+        from sessidx import remote
+
+        return remote.preview(env, out, ident, detect_shell(shell, env.vars))
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
     # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
     colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
@@ -181,6 +185,10 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
            allow_permissive: bool = False, yes: bool = False) -> int:
     from sessidx.shells import detect_shell
 
+    if ident.startswith("@"):  # planned on the host, run here through `ssh -t`
+        from sessidx import remote
+
+        return remote.resume(env, out, ident, detect_shell(shell, env.vars), as_json, allow_permissive, yes)
     _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
     if as_json:
         out(render.json_line(plan.to_json()))
@@ -204,6 +212,9 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     shell_name = detect_shell(shell, env.vars)
     size = terminal_size()
     width = render.list_width(size[0])
+    from sessidx.hosts import configured
+
+    hosts = bool(configured(env)[0])
     first = from_cache(env, APPS.values())
     note: str | None
     cold = first is None and _any_source(env)
@@ -214,6 +225,8 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     else:
         index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
+        if hosts:  # what each host sent last, at once; fzf refreshes them in the background
+            sessions = _with_hosts(env, sessions)
         if not sessions:
             raise SessidxError(_nothing_found(index))
         lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=width)
@@ -222,7 +235,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     try:
         picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
-                         cold=cold, size=size)
+                         cold=cold, size=size, hosts=hosts and not cold)  # the first press ever: this machine first
     finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
         if not cold and not index.demo:
             _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
@@ -302,16 +315,27 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     width = _list_width(env)
     if app is not None or scope is not None or index.demo:
         chosen = _in_scope([s for s in sessions if app is None or s.app == app], scope, here)
+        if scope is None:  # a host's sessions are never "this folder": it is another machine's
+            chosen = _with_hosts(env, chosen, app)
         _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
         return ExitCode.OK
     from sessidx.picker import here_first
 
+    sessions = _with_hosts(env, sessions)
     lines = render.picker_lines(sessions, width=width, marks=marks)  # drawn once: kept, and shown
     cwds = _keep_rows(env, width, sessions, lines)
     shown = here_first(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"),
                        [(c or "").encode("utf-8", "surrogateescape") for c in cwds], here)
     out(shown.decode("utf-8", "surrogateescape").rstrip("\n"))
     return ExitCode.OK
+
+
+def _with_hosts(env: Env, sessions: list[Session], app: str | None = None) -> list[Session]:
+    """The local sessions and the SSH hosts' cached ones, newest first."""
+    from sessidx.hosts import cached_sessions, newest_first
+
+    remote = cached_sessions(env, app)
+    return newest_first([*sessions, *remote]) if remote else sessions
 
 
 def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) -> list[str | None]:
@@ -537,8 +561,8 @@ def cycle(env: Env, out: Out, what: str) -> int:
         scope = _NEXT_SCOPE[scope]
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
-    for s in _in_scope([s for s in _index(env, refresh=False, announce=False).sessions if not s.archived],
-                       scope, here):
+    listed = [s for s in _index(env, refresh=False, announce=False).sessions if not s.archived]
+    for s in _in_scope(listed, scope, here) if scope is not None else _with_hosts(env, listed):
         counts[s.app] = counts.get(s.app, 0) + 1
     if what in ("app", "app-back"):
         choices: list[str | None] = [None, *(a for a in APPS if counts.get(a))]
@@ -599,6 +623,10 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
+    if ident.startswith("@"):
+        from sessidx import remote
+
+        return remote.copy(env, out, ident, detect_shell(shell, env.vars))
     _, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
     line = plan.shell_line(detect_shell(shell, env.vars))
     how = to_clipboard(line)
@@ -610,6 +638,10 @@ def check(env: Env, out: Out, ident: str, allow_permissive: bool) -> int:
     """Enter and Alt-Enter in the picker: fzf's next action. A session that can be resumed is
     accepted (with the key that chose it); one that cannot keeps the picker open, and its
     reason takes the header. A branch change is asked about after the picker closes."""
+    if ident.startswith("@"):
+        from sessidx import remote
+
+        return remote.check(env, out, ident, allow_permissive)
     try:
         _, plan = _plan_for(env, ident, allow_permissive, fresh=False)
         reason = plan.error

@@ -126,7 +126,7 @@ def terminal_size() -> tuple[int, int]:
 
 def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: str | None, shell: str,
             note: str | None = None, tmux: str | None = None, cold: bool = False,
-            size: tuple[int, int] = (200, 50)) -> Picked:
+            size: tuple[int, int] = (200, 50), hosts: bool = False) -> Picked:
     """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
     from sessidx.render import preview_window, prompt_of
 
@@ -173,7 +173,10 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
         # newest first, and the note leaves with the header the stream's end sets.
-        f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)",
+        (f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)")
+        # SSH hosts: asked in the background, never waited for; when all have answered or
+        # timed out, the list is reloaded and the header names those that did not answer
+        + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
         # (the first load event is the empty frame's own: the note leaves once rows are in)
         f"--bind=load:transform:[ \"${{FZF_TOTAL_COUNT:-0}}\" -gt 0 ] && echo {_sh_quote(note_gone)}" if cold
         else f"--bind=load:reload-sync({me} lines)+unbind(load)",

@@ -76,3 +76,25 @@ def cd_and_run(cwd: str, argv: list[str], shell: str) -> str:
     """
     cd = "builtin" if shell == "fish" else "\\builtin"
     return f"{cd} cd -- {quote(cwd, shell)} && {command_line(argv, shell)}"
+
+
+def quote_portable(word: str) -> str:
+    """One word read alike by POSIX sh (dash too: no `$'...'`) and fish: what a remote login
+    shell, whichever of them it is, gets from ssh. Runs without `'` or `\\` go in single quotes
+    (which hold newlines and control bytes as they are in both), and each `'` or `\\` stands
+    outside them escaped with a backslash, which both shells read the same way."""
+    if word and _SAFE.fullmatch(word):
+        return word
+    out: list[str] = []
+    run: list[str] = []
+    for ch in word:
+        if ch in "'\\":
+            if run:
+                out.append("'" + "".join(run) + "'")
+                run = []
+            out.append("\\" + ch)
+        else:
+            run.append(ch)
+    if run or not out:
+        out.append("'" + "".join(run) + "'")
+    return "".join(out)

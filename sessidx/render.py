@@ -297,10 +297,10 @@ def refusal_mark(kind: str) -> str:
 
 def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
                  marks: dict[str, str] | None = None, widths: tuple[int, int, int] | None = None) -> list[str]:
-    """Lines for fzf: the hidden key (`app:id`), a tab, then the row; the first line the column
-    header (fzf's --header-lines=1). `marks` (by key) say why Enter would refuse a session
-    (`✗ …`) or ask first (`⎇ now main`); refused rows sort below the resumable ones of the same
-    age, and this folder's sessions (`here`) come first."""
+    """Lines for fzf: the hidden key (`app:id`, `@host/app:id` for a host's), a tab, then the
+    row; the first line the column header (fzf's --header-lines=1). `marks` (by key) say why
+    Enter would refuse a session (`✗ …`) or ask first (`⎇ now main`); refused rows sort below
+    the resumable ones of the same age, and this folder's sessions (`here`) come first."""
     marks = marks or {}
     ages = _ages(sessions, time.time())
     group: list[int] = []
@@ -314,7 +314,7 @@ def picker_lines(sessions: list[Session], here: str | None = None, width: int = 
     ages = [ages[i] for i in order]
     head, rows = _layout(sessions, width, colour=True, title_cap=200, marks=marks, widths=widths, ages=ages,
                          with_id=False)
-    return [f"\t{head}"] + [f"{s.app}:{s.id}\t{row}" for s, row in zip(sessions, rows, strict=True)]
+    return [f"\t{head}"] + [f"{s.key}\t{row}" for s, row in zip(sessions, rows, strict=True)]
 
 
 def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,
@@ -330,6 +330,10 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
         fw = max((columns(clean(tilde(c))) for c in {s.cwd for s in sessions}), default=0)
         bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
         iw = id_width(sessions) if with_id else 0
+    # SSH hosts: a host column after the app, blank for this machine, when any row has a host
+    host_names = [getattr(s, "host", None) or "" for s in sessions]
+    hw = min(16, max(4, *map(len, host_names))) if any(host_names) else 0
+    width -= hw + 2 if hw else 0
     fw, bw = fit(width, max(fw, 6), max(bw, 6), iw)
     folders = {c: pad(short_folder(c, fw), fw) for c in {s.cwd for s in sessions}}
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
@@ -342,12 +346,15 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
     if marks:
         titles = [f"{red if m.startswith('✗') else yellow}{clean(m)}{reset} {t}" if (m := marks.get(s.key)) else t
                   for s, t in zip(sessions, titles, strict=True)]
+    hosts = [pad(shorten_right(clean(h), hw), hw) + "  " for h in host_names] if hw else [""] * len(sessions)
+    host_head = f"{'host':<{hw}}  " if hw else ""
     idh = f"{'id':<{iw}}  " if iw else ""
-    head = f"{dim}{'app':<8}  {'age':>4}  {idh}{'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
+    head = f"{dim}{'app':<8}  {host_head}{'age':>4}  {idh}{'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
     rows = [
-        f"{cyan}{s.app:<8}{reset}  {when:>4}  " + (f"{dim}{sid}{reset}  " if iw else "")
+        f"{cyan}{s.app:<8}{reset}  {host}{when:>4}  " + (f"{dim}{sid}{reset}  " if iw else "")
         + f"{folders[s.cwd]}  {yellow}{branches[s.branch]}{reset}  {title}"
-        for s, when, sid, title in zip(sessions, ages or _ages(sessions, time.time()), ids, titles, strict=True)
+        for s, host, when, sid, title in zip(sessions, hosts, ages or _ages(sessions, time.time()), ids, titles,
+                                             strict=True)
     ]
     return head, rows
 

@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT / "fixtures"))
 REALDATA = Path(os.environ.get("SESSIDX_REALDATA", ROOT / "fixtures" / "realdata"))
 from sessidx.apps import APPS, HOME_VARS  # noqa: E402
 
-APP_HOME_VARS = (*HOME_VARS, "SESSIDX_SHELL", "SESSIDX_FZF_OPTS", "SESSIDX_KEY", "SESSIDX_ACCEPT")
+APP_HOME_VARS = (*HOME_VARS, "SESSIDX_SHELL", "SESSIDX_FZF_OPTS", "SESSIDX_KEY", "SESSIDX_ACCEPT", "SESSIDX_HOSTS",
+                 "SESSIDX_SSH", "SESSIDX_HOSTS_TIMEOUT")
 
 
 class YouForgotToPointSessidxAtATestHome(BaseException):
@@ -54,6 +55,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SESSIDX_HOME", str(agent_home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no hosts file of the user's
     return agent_home
 
 

@@ -1,0 +1,384 @@
+"""SSH hosts: which are named, how each is reached, and what was last heard from each.
+
+Hosts are named by `SESSIDX_HOSTS` (words separated by spaces or commas; `-` for none), or,
+when it is unset, by `$XDG_CONFIG_HOME/sessidx/hosts` (default `~/.config/sessidx/hosts`):
+one host per line, `#` starts a comment. A host is what `ssh` takes (an alias of
+`~/.ssh/config`, `user@host`), or `host:port`. Nothing is contacted unless a host is named.
+
+The picker never waits for a host: what each host sent last is kept in
+`$XDG_CACHE_HOME/sessidx/host-<hash>.marshal` (the cache rules of `cache`), shown at once,
+and refreshed in the background. Background calls run with `BatchMode=yes` (a host that
+would ask for a password is skipped with a note), a connect timeout and an overall one, and
+share one connection per host (`ControlMaster=auto`, `ControlPersist`, a `ControlPath` in a
+private folder) unless the user's ssh configuration has a ControlPath of its own. Host key
+checking is never turned off: a host whose key is unknown is skipped with a note.
+
+This module is on the key press's path (the cached rows): it imports nothing heavy at the top.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sessidx import cache
+from sessidx.model import Session
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from sessidx.config import Env
+
+HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
+DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
+CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
+HOST_CACHE_VERSION = f"h2/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
+
+
+class Host:
+    """One host as the user named it (`name`), and the ssh destination and port it means."""
+
+    __slots__ = ("name", "target", "port")
+
+    def __init__(self, name: str, target: str, port: str | None) -> None:
+        self.name = name
+        self.target = target
+        self.port = port
+
+    def destination(self) -> list[str]:
+        """ssh's arguments naming the host: `[-p PORT] [user@]host`."""
+        return (["-p", self.port] if self.port else []) + [self.target]
+
+    def __repr__(self) -> str:
+        return f"Host({self.name!r})"
+
+
+def parse_host(text: str) -> Host | None:
+    """A host name, or None when it is not one: empty, too long, a character ssh would not
+    take in a host name (space, `/`, a quote, a control character), or a leading `-`, which
+    ssh would read as an option."""
+    if not text or len(text) > 255 or text[0] in "-@" or not set(text) <= _HOST_CHARS:
+        return None
+    target, port = text, None
+    if text.startswith("["):  # [v6]:port or [v6]
+        inside, _, rest = text[1:].partition("]")
+        if not inside or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return None
+        target, port = inside, rest[1:] or None
+    elif text.count(":") == 1:  # host:port (more colons: a bare IPv6 address)
+        target, _, port = text.partition(":")
+        if not port.isdigit() or not target or target.endswith("@"):
+            return None
+    if port is not None and not 0 < int(port) < 65536:
+        return None
+    if "@" in target and (target.count("@") > 1 or target.startswith("@") or target.endswith("@")):
+        return None
+    return Host(text, target, port)
+
+
+def config_path(env: Env) -> str | None:
+    base = env.get("XDG_CONFIG_HOME")
+    if not base or not os.path.isabs(base):
+        home = env.vars.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".config")
+    return os.path.join(base, "sessidx", HOSTS_FILE) if os.path.isabs(base) else None
+
+
+def configured(env: Env) -> tuple[list[Host], list[str]]:
+    """The hosts named, in order, each once, and a note for every name that is not a host."""
+    given = env.vars.get("SESSIDX_HOSTS")
+    words: list[str] = []
+    if given is not None:
+        words = [] if given.strip() == "-" else given.replace(",", " ").split()
+    elif (path := config_path(env)) is not None:
+        data, problem = cache.read(path, cap=1 << 20)
+        if problem:
+            return [], [problem.replace("cache ", "hosts file ", 1)]
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            words += line.partition("#")[0].split()
+    hosts: list[Host] = []
+    problems: list[str] = []
+    for word in dict.fromkeys(words):
+        host = parse_host(word)
+        if host is None:
+            problems.append(f"not a host name, ignored: {word!r}")
+        else:
+            hosts.append(host)
+    return hosts, problems
+
+
+def host_named(env: Env, name: str) -> Host:
+    """`name` as a host: `all` is not one; any valid name is (it need not be configured)."""
+    from sessidx.errors import SessidxError
+
+    host = parse_host(name)
+    if host is None:
+        raise SessidxError(f"not a host name: {name!r}")
+    return host
+
+
+def timeout(env: Env) -> float:
+    given = env.get("SESSIDX_HOSTS_TIMEOUT")
+    try:
+        value = float(given) if given else DEFAULT_TIMEOUT
+    except ValueError:
+        value = DEFAULT_TIMEOUT
+    return value if 0 < value <= 600 else DEFAULT_TIMEOUT
+
+
+class HostSession(Session):
+    """A session that lives on a host. Its fields are the host's, checked (see remote.valid_session)."""
+
+    __slots__ = ("host",)
+
+    def __init__(self, host: str, app: str, id: str, cwd: str | None = None, branch: str | None = None,
+                 title: str | None = None, mtime: int = 0, bytes: int | None = None, model: str | None = None,
+                 effort: str | None = None, approval: str | None = None, sandbox: str | None = None,
+                 path: str | None = None, archived: bool = False, origin: str | None = None) -> None:
+        # every field set here, not through Session.__init__: one call per row on the first screen
+        self.host = host
+        self.app = app
+        self.id = id
+        self.cwd = cwd
+        self.branch = branch
+        self.title = title
+        self.mtime = mtime
+        self.bytes = bytes
+        self.model = model
+        self.effort = effort
+        self.approval = approval
+        self.sandbox = sandbox
+        self.path = path
+        self.archived = archived
+        self.origin = origin
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (getattr(self, name) for name in Session.__slots__)
+
+    def to_json(self) -> dict[str, object]:
+        return {**{name: getattr(self, name) for name in Session.__slots__}, "host": self.host}
+
+    @property
+    def key(self) -> str:
+        """`@host/app:id`: no local key starts with `@`, and no host name holds a `/`."""
+        return f"@{self.host}/{self.app}:{self.id}"
+
+
+def split_key(key: str) -> tuple[str, str, str] | None:
+    """(host, app, id) of a key made by HostSession.key, or None."""
+    if not key.startswith("@"):
+        return None
+    host, _, rest = key[1:].partition("/")
+    app, _, sid = rest.partition(":")
+    return (host, app, sid) if host and app and sid else None
+
+
+# The local cache of each host -----------------------------------------------------------------
+
+
+def cache_file(env: Env, host: Host) -> str | None:
+    folder = cache.cache_dir(env)
+    if folder is None:
+        return None
+    h = 0x811C9DC5  # FNV-1a, as index.cache_path: a host name may hold characters a file name should not
+    for byte in host.name.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return os.path.join(folder, f"host-{h:08x}.marshal")
+
+
+_N = type(None)
+_ROW_TYPES: tuple[set[type], ...] = (  # the host's name, then the Session fields in slot order
+    {str}, {str}, {str}, {str, _N}, {str, _N}, {str, _N}, {int}, {int, _N}, {str, _N}, {str, _N}, {str, _N},
+    {str, _N}, {str, _N}, {bool}, {str, _N},
+)
+
+
+class Heard:
+    """What was last heard from one host: its sessions, when (ms), and what went wrong since."""
+
+    def __init__(self, host: Host, sessions: list[HostSession], at: int = 0, note: str | None = None) -> None:
+        self.host = host
+        self.sessions = sessions
+        self.at = at
+        self.note = note
+        self.fresh = False  # heard just now (not the cached rows of a host that failed)
+
+
+def read_cache(env: Env, host: Host) -> Heard:
+    """The host's cached rows, type-checked row by row (they were checked field by field when
+    they arrived); anything wrong with the file means no rows, never an error."""
+    import marshal
+
+    data, _ = cache.read(cache_file(env, host))
+    try:
+        loaded = marshal.loads(data) if data else None
+    except (ValueError, EOFError, TypeError):
+        loaded = None
+    if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
+            or type(loaded.get("rows")) is not list):
+        return Heard(host, [])
+    from itertools import repeat, starmap
+
+    rows = loaded["rows"]
+    # checked in bulk, as index._checked does: each distinct signature of field types once
+    if not (set(map(type, rows)) <= {list} and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
+            and {r[0] for r in rows} <= {host.name}):
+        return Heard(host, [])
+    sessions = list(starmap(HostSession, rows))
+    note = loaded.get("note")
+    at = loaded.get("at")
+    return Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
+
+
+def _signature_ok(signature: tuple[type, ...]) -> bool:
+    return len(signature) == len(_ROW_TYPES) and all(t in ok for t, ok in zip(signature, _ROW_TYPES, strict=True))
+
+
+def write_cache(env: Env, heard: Heard) -> str | None:
+    import marshal
+
+    rows = [[heard.host.name, *s] for s in heard.sessions]
+    data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
+            "at": heard.at}
+    return cache.write(cache_file(env, heard.host), marshal.dumps(data))
+
+
+def cached_sessions(env: Env, app: str | None = None) -> list[HostSession]:
+    """Every configured host's cached sessions (archived ones left out), of one app or all."""
+    out: list[HostSession] = []
+    for host in configured(env)[0]:
+        out += [s for s in read_cache(env, host).sessions if not s.archived and (app is None or s.app == app)]
+    return out
+
+
+def newest_first(sessions: list[Session]) -> list[Session]:
+    from operator import attrgetter
+
+    return sorted(sessions, key=attrgetter("mtime"), reverse=True)
+
+
+# Reaching a host -------------------------------------------------------------------------------
+
+
+def ssh_command(env: Env) -> list[str]:
+    """`SESSIDX_SSH` (shell words, e.g. `ssh -F ~/.ssh/work_config`), else `ssh`."""
+    given = env.get("SESSIDX_SSH")
+    if not given:
+        return ["ssh"]
+    import shlex
+
+    from sessidx.errors import SessidxError
+
+    try:
+        words = shlex.split(given)
+    except ValueError as exc:
+        raise SessidxError(f"SESSIDX_SSH is not a list of shell words ({exc}): {given}") from None
+    return words or ["ssh"]
+
+
+_SOCKET_ROOM = 100 - 1 - 40 - 17  # sun_path, `/`, %C (40 hex), and ssh's own temporary suffix
+
+
+def control_dir(env: Env) -> str | None:
+    """A folder of ours (mode 0700, owned by us, not a link) for the shared connections'
+    sockets, short enough for a socket path: `$XDG_RUNTIME_DIR/sessidx`, else the cache
+    folder's `ssh/`, else `/tmp/sessidx-<uid>`. None when no such folder can be had."""
+    import stat
+
+    runtime = env.get("XDG_RUNTIME_DIR")
+    choices = [os.path.join(runtime, "sessidx")] if runtime and os.path.isabs(runtime) else []
+    if (folder := cache.cache_dir(env)) is not None:
+        choices.append(os.path.join(folder, "ssh"))
+    choices.append(f"/tmp/sessidx-{os.getuid()}")
+    for path in choices:
+        if len(path) > _SOCKET_ROOM:
+            continue
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+            return path
+    return None
+
+
+def _own_control(env: Env, host: Host) -> bool:
+    """Whether the user's ssh configuration shares connections to this host itself."""
+    import subprocess
+
+    try:
+        done = subprocess.run([*ssh_command(env), "-G", *host.destination()], capture_output=True, timeout=5,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "controlpath" and value.strip() not in ("", "none"):
+            return True
+        if key == "controlmaster" and value.strip() not in ("false", "no"):
+            return True
+    return False
+
+
+def background_argv(env: Env, host: Host, remote_command: str, wait: float) -> list[str]:
+    """The ssh command of a call in the background: no terminal, no password prompt, no agent
+    or X11 forwarding, a connect timeout, and one shared connection per host."""
+    options = ["-T", "-a", "-x", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(wait))}",
+               "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"]
+    if not _own_control(env, host) and (folder := control_dir(env)) is not None:
+        options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={folder}/%C",
+                    "-o", f"ControlPersist={CONTROL_PERSIST}"]
+    return [*ssh_command(env), *options, *host.destination(), "--", remote_command]
+
+
+class Reply:
+    """What a call to a host gave: its exit code (None: it did not answer in time), its output
+    and the last lines of its messages."""
+
+    def __init__(self, code: int | None, out: bytes, err: str) -> None:
+        self.code = code
+        self.out = out
+        self.err = err
+
+
+OUTPUT_CAP = 64 * 1024 * 1024  # a host that sends more than this is not listed
+
+
+def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float) -> Reply:
+    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds."""
+    import subprocess
+
+    argv = background_argv(env, host, remote_command, wait)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as exc:
+        return Reply(255, b"", f"cannot run {argv[0]}: {exc.strerror or exc}")
+    try:
+        out, err = proc.communicate(stdin, timeout=wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return Reply(None, b"", "")
+    if len(out) > OUTPUT_CAP:
+        return Reply(255, b"", f"sent more than {OUTPUT_CAP >> 20} MiB")
+    return Reply(proc.returncode, out, err[-4096:].decode("utf-8", "replace"))
+
+
+def failure(host: Host, reply: Reply, wait: float) -> str | None:
+    """Why a call failed, as a note naming the host; None when ssh itself did its part."""
+    from sessidx.render import clean
+
+    if reply.code is None:
+        return f"{host.name} did not answer within {wait:g} s"
+    if reply.code != 255:
+        return None
+    err = reply.err
+    if "Permission denied" in err or "Too many authentication failures" in err:
+        return f"{host.name} skipped: it asks for a password or a key ssh does not have, and BatchMode is on"
+    if "Host key verification failed" in err or "IDENTIFICATION HAS CHANGED" in err:
+        return (f"{host.name} skipped: its host key is not known or has changed: connect with ssh yourself "
+                "to check it")
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("Warning: Permanently")]
+    return f"{host.name} did not answer: {clean(lines[-1] if lines else 'ssh failed', 160)}"

@@ -1,0 +1,561 @@
+"""sessidx on a host, over ssh: listing, the resume plan, content search.
+
+Decision: the host runs **this** sessidx's own code, shipped over the connection to the
+host's `python3` (3.10 or newer), not a sessidx installed there. Both ends are then the same
+version, so the rows, the plan and the search hits always mean the same thing, and a host
+needs nothing but python3. The code travels once per version: a small loader arrives on
+python's stdin (`python3 -X utf8 - ARGS`), finds the code in the host's own sessidx cache
+(`$XDG_CACHE_HOME/sessidx/remote/<hash>/`), and only when it is not there asks for it; the
+second call carries it (a zip of the package, about 150 KB) and the loader unpacks it there.
+That cache, and the index and help caches the code keeps as it does locally, are all that is
+ever written on a host. No install, no agent file touched.
+
+Everything a host sends is hostile: each row is checked field by field (an app we know, an
+id that fits the app's id grammar, an absolute folder, types and lengths) or dropped with a
+note; the plan likewise. Shown text goes through `render.clean`; what reaches a shell is
+quoted here, never taken as a line from the host: the host makes the plan (the folder
+exists there, the branch there, the modes and flags of the CLI installed there), and this
+side quotes its folder and argv into `cd -- DIR && ARGV` for `sh -c` on the host, that for
+the host's login shell, and the whole `ssh -t HOST -- '...'` for the local shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from sessidx import render
+from sessidx.errors import Cancelled, ExitCode, SessidxError
+from sessidx.hosts import Heard, Host, HostSession, Reply, call, configured, failure, host_named, split_key, timeout
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sessidx.config import Env
+
+    Out = Callable[[str], None]
+
+NEED_CODE, OLD_PYTHON = 98, 97  # the loader's exit codes
+
+LOADER = r'''
+import os, sys
+H = "{hash}"
+P = {payload}
+if sys.version_info < (3, 10):
+    sys.stderr.write("sessidx: python3 here is %d.%d, sessidx needs 3.10 or newer\n" % sys.version_info[:2])
+    sys.exit(97)
+base = os.environ.get("XDG_CACHE_HOME") or ""
+if not os.path.isabs(base):
+    base = os.path.join(os.path.expanduser("~"), ".cache")
+root = os.path.join(base, "sessidx", "remote", H)
+if not os.path.isfile(os.path.join(root, "sessidx", "cli.py")):
+    if P is None:
+        sys.exit(98)
+    import base64, io, shutil, tempfile, zipfile
+    parent = os.path.dirname(root)
+    try:
+        os.makedirs(parent, mode=0o700, exist_ok=True)
+        tmp = tempfile.mkdtemp(dir=parent, prefix=H + ".")
+    except OSError:
+        tmp = root = tempfile.mkdtemp(prefix="sessidx-")  # a cache that cannot be written: a temp copy
+    zipfile.ZipFile(io.BytesIO(base64.b85decode(P))).extractall(tmp)
+    if tmp != root:
+        try:
+            os.rename(tmp, root)
+        except OSError:  # another call unpacked it first
+            shutil.rmtree(tmp, ignore_errors=True)
+sys.path.insert(0, root)
+sys.argv = ["sessidx"] + sys.argv[1:]
+from sessidx.cli import _standard_streams, main
+_standard_streams()
+code = main()
+sys.stdout.flush()
+os._exit(code)
+'''
+
+
+def _package() -> tuple[str, list[tuple[str, bytes]]]:
+    """This package's source files, and a hash of them that names the host's copy."""
+    import hashlib
+
+    top = os.path.dirname(os.path.abspath(__file__))
+    files: list[tuple[str, bytes]] = []
+    for folder, subfolders, names in os.walk(top):
+        subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "shell"))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    files.append((os.path.join("sessidx", os.path.relpath(path, top)), f.read()))
+    digest = hashlib.sha256()
+    for name, data in files:
+        digest.update(name.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()[:24], files
+
+
+def _zipped(files: list[tuple[str, bytes]]) -> bytes:
+    import base64
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files:
+            z.writestr(zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0)), data)
+    return base64.b85encode(buffer.getvalue())
+
+
+def run_remote(env: Env, host: Host, args: list[str], wait: float | None = None) -> tuple[Reply, str | None]:
+    """`sessidx ARGS` on the host (this version's code); the reply and, if it failed, why."""
+    from sessidx.quoting import quote_portable
+
+    wait = wait or timeout(env)
+    digest, files = _package()
+    python = env.get("SESSIDX_REMOTE_PYTHON") or "python3"  # the host's interpreter, as its login shell finds it
+    command = f"{quote_portable(python)} -X utf8 - " + " ".join(quote_portable(a) for a in args)
+    started = time.monotonic()
+    reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", "None").encode(), wait)
+    if reply.code == NEED_CODE:
+        payload = "b'" + _zipped(files).decode("ascii") + "'"
+        left = max(1.0, wait - (time.monotonic() - started))
+        reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left)
+    note = failure(host, reply, wait)
+    if note is None and reply.code == 127:
+        note = f"{host.name} skipped: no python3 there"
+    elif note is None and reply.code in (OLD_PYTHON, NEED_CODE):
+        note = f"{host.name} skipped: {render.clean(reply.err.strip().removeprefix('sessidx: '), 160)}"
+    return reply, note
+
+
+# Checking what a host sends ---------------------------------------------------------------------
+
+_ID_DEFAULT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:+=@-")
+_TEXT_CAP = 4096
+
+
+def id_fits(app_name: str, sid: object) -> bool:
+    """An id the app could have written: the app's own grammar (`id_pattern`) where it has
+    one, else short, no leading `-`, and letters, digits and `_.:+=@-` only."""
+    from sessidx.apps import app_named
+
+    if type(sid) is not str or not sid or len(sid) > 255 or sid[0] == "-" or not sid.isprintable():
+        return False
+    app = app_named(app_name)
+    pattern = getattr(app, "id_pattern", None)
+    if pattern is not None:
+        import re
+
+        return (re.fullmatch(pattern, sid) if isinstance(pattern, str) else pattern.fullmatch(sid)) is not None
+    return set(sid) <= _ID_DEFAULT and "/" not in sid
+
+
+def _text(value: object, cap: int = _TEXT_CAP) -> str | None:
+    if value is None:
+        return None
+    if type(value) is not str:
+        raise ValueError
+    return value[:cap]
+
+
+def valid_session(host: str, row: object) -> HostSession | None:
+    """A host's session row, checked field by field; None when it is not one."""
+    from sessidx.apps import app_named
+
+    if type(row) is not dict:
+        return None
+    app, sid = row.get("app"), row.get("id")
+    if type(app) is not str or app_named(app) is None or not id_fits(app, sid):
+        return None
+    cwd, mtime, size, archived = row.get("cwd"), row.get("mtime"), row.get("bytes"), row.get("archived", False)
+    if cwd is not None and (type(cwd) is not str or not cwd.startswith("/") or "\0" in cwd or len(cwd) > _TEXT_CAP):
+        return None
+    if type(mtime) is not int or mtime < 0 or (size is not None and (type(size) is not int or size < 0)):
+        return None
+    if type(archived) is not bool:
+        return None
+    try:
+        return HostSession(host, app, str(sid), cwd, _text(row.get("branch"), 255), _text(row.get("title"), 1000),
+                           mtime, size, _text(row.get("model"), 255), _text(row.get("effort"), 64),
+                           _text(row.get("approval"), 255), _text(row.get("sandbox"), 64), _text(row.get("path")),
+                           archived, _text(row.get("origin"), 64))
+    except ValueError:
+        return None
+
+
+def _json_lines(data: bytes) -> list[object]:
+    out = []
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def fetch(env: Env, host: Host, wait: float | None = None) -> Heard:
+    """The host's sessions now, archived ones too; on failure no sessions and a note."""
+    reply, note = run_remote(env, host, ["list", "--json", "--archived"], wait)
+    if note:
+        return Heard(host, [], int(time.time() * 1000), note)
+    rows = _json_lines(reply.out)
+    sessions = [s for row in rows if (s := valid_session(host.name, row)) is not None]
+    bad = len(rows) - len(sessions)
+    note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
+    if reply.code not in (0, None) and not rows:
+        said = reply.err.strip().splitlines()
+        return Heard(host, [], int(time.time() * 1000),
+                     f"{host.name}: sessidx there failed: {render.clean(said[-1] if said else '?', 160)}")
+    heard = Heard(host, sessions, int(time.time() * 1000), note)
+    heard.fresh = True
+    return heard
+
+
+def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Heard]:
+    """Every host asked at once (a thread each); each reply, or its failure, cached. A host
+    that fails keeps the rows it sent last, with the note."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sessidx.hosts import read_cache, write_cache
+
+    def one(host: Host) -> Heard:
+        heard = fetch(env, host, wait)
+        if not heard.fresh:
+            heard.sessions = read_cache(env, host).sessions
+        write_cache(env, heard)
+        return heard
+
+    if not hosts:
+        return []
+    with ThreadPoolExecutor(max_workers=min(8, len(hosts))) as pool:
+        return list(pool.map(one, hosts))
+
+
+# The plan, made on the host -----------------------------------------------------------------------
+
+
+class RemotePlan:
+    """The host's plan for one of its sessions, checked; `line` is what Enter runs here."""
+
+    def __init__(self, host: Host, data: dict[str, object], line: str | None) -> None:
+        self.host = host
+        self.data = data
+        self.line = line
+
+    @property
+    def error(self) -> str | None:
+        return self.data["error"]  # type: ignore[return-value]
+
+    @property
+    def branch_differs(self) -> bool:
+        return bool(self.data["branch_differs"])
+
+
+def _valid_plan(data: object, app: str, sid: str) -> dict[str, object] | None:
+    if type(data) is not dict or data.get("app") != app or data.get("id") != sid:
+        return None
+    cwd, argv, error = data.get("cwd"), data.get("argv"), data.get("error")
+    if cwd is not None and (type(cwd) is not str or not cwd.startswith("/") or "\0" in cwd):
+        return None
+    if (type(argv) is not list or not argv or not all(type(a) is str and "\0" not in a for a in argv)
+            or not argv[0] or argv[0][0] == "-" or "/" in argv[0] or not argv[0].isprintable()):
+        return None
+    if error is not None and type(error) is not str:
+        return None
+    held = data.get("held_back") or []
+    warnings = data.get("warnings") or []
+    branch = data.get("branch") or {}
+    if (type(held) is not list or not all(type(h) is dict and type(h.get("flag")) is str
+                                          and type(h.get("reason")) is str for h in held)
+            or type(warnings) is not list or not all(type(w) is str for w in warnings)
+            or type(branch) is not dict or type(data.get("branch_differs", False)) is not bool):
+        return None
+    recorded, current = branch.get("recorded"), branch.get("current")
+    if not all(v is None or type(v) is str for v in (recorded, current)):
+        return None
+    return {"app": app, "id": sid, "cwd": cwd, "argv": argv, "error": error, "held_back": held,
+            "warnings": warnings, "branch": {"recorded": recorded, "current": current},
+            "branch_differs": data.get("branch_differs", False)}
+
+
+def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> str:
+    """`ssh -t HOST -- 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
+    `sh -c` whatever the host's login shell (sh, bash, zsh or fish: each reads the portable
+    quoting alike), so `cd --` and `&&` mean what they mean in sh."""
+    from sessidx.hosts import ssh_command
+    from sessidx.quoting import command_line, quote_portable
+
+    inner = f"cd -- {quote_portable(cwd)} && " + " ".join(quote_portable(a) for a in argv)
+    return command_line([*ssh_command(env), "-t", *host.destination(), "--", "exec sh -c " + quote_portable(inner)],
+                        shell)
+
+
+def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait: float | None = None) -> RemotePlan:
+    """The host's plan for `@host/app:id`, made there (`resume --json`), and the line for here."""
+    parts = split_key(ident)
+    if parts is None:
+        raise SessidxError(f"not a host session: {ident!r}")
+    name, app, sid = parts
+    host = host_named(env, name)
+    if not id_fits(app, sid):
+        raise SessidxError(f"not a session id of {app}: {sid!r}")
+    args = ["resume", "--json", *(["--allow-permissive"] if allow_permissive else []), "--", f"{app}:{sid}"]
+    reply, note = run_remote(env, host, args, wait)
+    if note:
+        raise SessidxError(note)
+    lines = _json_lines(reply.out)
+    if not lines:
+        said = reply.err.strip().splitlines()
+        raise SessidxError(f"{host.name}: {render.clean(said[-1] if said else 'no plan came back', 200)}")
+    data = _valid_plan(lines[0], app, sid)
+    if data is None:
+        raise SessidxError(f"{host.name} sent a plan that is not valid; not resuming")
+    cwd = data["cwd"]
+    line = remote_line(env, host, cwd, data["argv"], shell) if isinstance(cwd, str) else None  # type: ignore[arg-type]
+    if line is None and data["error"] is None:
+        data["error"] = "the session has no recorded folder"
+    return RemotePlan(host, data, line)
+
+
+# Commands for host sessions (the picker's keys and `resume` with an `@host/app:id`) -----------------
+
+
+def _cached_row(env: Env, ident: str) -> HostSession | None:
+    from sessidx.hosts import read_cache
+
+    parts = split_key(ident)
+    if parts is None:
+        return None
+    host = host_named(env, parts[0])
+    return next((s for s in read_cache(env, host).sessions if s.app == parts[1] and s.id == parts[2]), None)
+
+
+def preview(env: Env, out: Out, ident: str, shell: str) -> int:
+    """The preview of a host's session: which host, the verdict and the exact command (the plan
+    is asked of the host, over the shared connection), then what the cached row says."""
+    session = _cached_row(env, ident)
+    name = (split_key(ident) or (ident,))[0]
+    lines = [f"host      {name}  (the checks run there)"]
+    try:
+        p = plan(env, ident, shell, wait=min(5.0, timeout(env)))
+        if p.error:
+            lines.append(f"✗ will not resume: {p.error}")
+            lines += ["otherwise Enter would run:", f"  {p.line}"] if p.line else []
+        elif p.branch_differs:
+            lines += ["? Enter asks first: the branch changed", "then runs:", f"  {p.line}"]
+        else:
+            lines += ["✓ Enter runs:", f"  {p.line}"]
+        lines += [f"held back: {h['flag']} ({h['reason']})" for h in p.data["held_back"]]  # type: ignore[attr-defined]
+        lines += [f"warning: {w}" for w in p.data["warnings"]]  # type: ignore[attr-defined]
+        branch_now = p.data["branch"]["current"]  # type: ignore[index]
+    except SessidxError as exc:
+        lines += [f"✗ cannot check now: {exc}", "Enter asks the host again"]
+        branch_now = None
+    if session is not None:
+        from datetime import datetime
+
+        when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
+        lines += [
+            "",
+            f"{session.app}  {session.id}" + ("  [archived]" if session.archived else ""),
+            f"title     {session.title or '(none)'}",
+            f"folder    {session.cwd or '(none)'}   on {name}",
+            f"branch    {session.branch or '(unknown)'}" + (f"   now {branch_now}" if branch_now else ""),
+            f"model     {session.model or '(default)'}" + (f"   effort {session.effort}" if session.effort else ""),
+            f"approval  {session.approval or '(not recorded)'}"
+            + (f" / sandbox {session.sandbox}" if session.sandbox else ""),
+            f"last used {render.age(session.mtime)} ({when})" + (f"   size {render.size(session.bytes)}"
+                                                                      if session.bytes else ""),
+        ]
+    out("\n".join(render.clean(line) for line in lines))
+    return ExitCode.OK
+
+
+def check(env: Env, out: Out, ident: str, allow_permissive: bool, shell: str = "bash") -> int:
+    try:
+        reason = plan(env, ident, shell, allow_permissive).error
+    except SessidxError as exc:
+        reason = str(exc)
+    key = "alt-enter" if allow_permissive else "enter"
+    out(f"change-header:cannot resume: {render.clean(reason)} (Esc leaves)" if reason else f"print({key})+accept")
+    return ExitCode.OK
+
+
+def resume(env: Env, out: Out, ident: str, shell: str, as_json: bool = False, allow_permissive: bool = False,
+           yes: bool = False) -> int:
+    p = plan(env, ident, shell, allow_permissive)
+    if as_json:
+        out(render.json_line({**p.data, "host": p.host.name, "line": p.line,
+                              "ok": p.error is None and not p.branch_differs}))
+        return ExitCode.OK if p.error is None and (yes or not p.branch_differs) else ExitCode.ERROR
+    for held in p.data["held_back"]:  # type: ignore[attr-defined]
+        render.warn(f"held back {held['flag']}: {held['reason']}")
+    if p.error:
+        raise SessidxError(f"not resuming {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name}: {p.error}")
+    if p.branch_differs and not yes:
+        from sessidx.terminal import ask_yes_no
+
+        branch = p.data["branch"]
+        question = (f"sessidx: {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name} was on branch "
+                    f"{branch['recorded']!r}, the folder there is now on {branch['current']!r}. Resume anyway?")  # type: ignore[index]
+        if not ask_yes_no(question):
+            raise Cancelled()
+    assert p.line is not None
+    out(p.line)
+    return ExitCode.OK
+
+
+def copy(env: Env, out: Out, ident: str, shell: str) -> int:
+    from sessidx.terminal import copy as to_clipboard
+
+    line = plan(env, ident, shell).line
+    if line is None:
+        raise SessidxError("no command to copy")
+    out(f"change-header:copied ({to_clipboard(line)}): {render.clean(line)}")
+    return ExitCode.OK
+
+
+# list --host, search --host, and `sessidx hosts` -------------------------------------------------
+
+
+def chosen_hosts(env: Env, names: list[str]) -> tuple[bool, list[Host]]:
+    """(this machine too, the hosts) for `--host` values: a host name, `local`, or `all`."""
+    local, hosts = False, []
+    known = configured(env)[0]
+    for name in names:
+        if name == "all":
+            local = True
+            hosts += known
+        elif name == "local":
+            local = True
+        else:
+            hosts.append(host_named(env, name))
+    unique = {h.name: h for h in hosts}
+    return local, list(unique.values())
+
+
+def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str | None, as_json: bool,
+               archived: bool) -> int:
+    """`list --host`: each host asked now (at once, with the timeout), its answer cached; a
+    host that fails is named on stderr and its last rows are not shown as if fresh."""
+    import sys
+
+    from sessidx import commands
+
+    commands._check_app(app)
+    local, hosts = chosen_hosts(env, names)
+    sessions = list(commands._index(env).sessions) if local else []
+    for heard in refresh(env, hosts):
+        if heard.note:
+            render.warn(heard.note)
+        if heard.fresh:
+            sessions += heard.sessions
+    sessions = commands._select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
+    if as_json:
+        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}) for s in sessions]
+    else:
+        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
+    if lines:
+        out("\n".join(lines))
+    return ExitCode.OK if sessions or not query else ExitCode.ERROR
+
+
+def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | None, as_json: bool, limit: int) -> int:
+    """`search --host`: each host answers the query itself (its own content index); the hits of
+    all merge by score (the same ranking on every side: it is the same code), then newest."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sessidx import commands
+    from sessidx.model import Session
+
+    commands._check_app(app)
+    local, hosts = chosen_hosts(env, names)
+    hits: list[tuple[float, Session, str]] = []
+    args = ["search", "--json", "--limit", str(limit), *(["--app", app] if app else []), "--", *query.split()]
+
+    def ask(host: Host) -> tuple[Host, list[tuple[float, Session, str]], str | None]:
+        found: list[tuple[float, Session, str]] = []
+        reply, note = run_remote(env, host, args, max(timeout(env), 60.0))
+        for row in _json_lines(reply.out) if note is None else []:
+            s = valid_session(host.name, row)
+            if s is None or type(row) is not dict:
+                continue
+            score, snippet = row.get("score"), row.get("snippet")
+            if isinstance(score, (int, float)) and not isinstance(score, bool) and type(snippet) is str:
+                found.append((float(score), s, snippet[:2000]))
+        return host, found, note
+
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
+        asked = list(pool.map(ask, hosts))
+    if local:
+        from sessidx.content import query as content_query
+        from sessidx.content import store
+
+        commands.refresh_content(env, db := store.open_index(env))
+        hits += [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
+    for _, found, note in asked:
+        if note:
+            render.warn(note)
+        hits += found
+    hits.sort(key=lambda h: (-h[0], -h[1].mtime))
+    hits = hits[:limit]
+    if not hits:
+        render.warn(f"no session says {query!r}")
+        return ExitCode.ERROR
+    if as_json:
+        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None), "snippet": snippet,
+                                   "score": round(score, 3)}) for score, s, snippet in hits]
+    else:
+        shown: list[Session] = []
+        for _, s, snippet in hits:
+            row = HostSession(s.host, *s) if isinstance(s, HostSession) else Session(*s)  # a copy: the title changes
+            row.title = snippet
+            shown.append(row)
+        lines = render.table(shown, render.terminal_width(160), header=sys.stdout.isatty())
+    out("\n".join(lines))
+    return ExitCode.OK
+
+
+def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
+    """`sessidx hosts`: the hosts named and what was last heard from each; `--refresh` asks
+    them now. The picker runs `hosts --refresh --fzf` in the background (fzf's bg-transform):
+    its output is fzf's next action, a transform that redraws the list with the fresh rows."""
+    from sessidx.hosts import read_cache
+
+    hosts, problems = configured(env)
+    heard = refresh(env, hosts) if do_refresh else [read_cache(env, h) for h in hosts]
+    if fzf:
+        from sessidx.picker import self_command
+
+        out(f"transform({self_command()} hosts --fzf-redraw)")
+        return ExitCode.OK
+    for problem in problems:
+        render.warn(problem)
+    for h in heard:
+        when = "never" if not h.at else "just now" if render.age(h.at) == "now" else f"{render.age(h.at)} ago"
+        note = f"  {h.note}" if h.note else ""
+        out(render.clean(f"{h.host.name}  {len(h.sessions)} sessions  heard {when}{note}"))
+    return ExitCode.OK
+
+
+def host_notes(env: Env) -> list[str]:
+    from sessidx.hosts import read_cache
+
+    return [n for h in configured(env)[0] if (n := read_cache(env, h).note)]
+
+
+def fzf_redraw(env: Env, out: Out) -> int:
+    """After the background refresh: the header names every host that did not answer, and the
+    list (in title mode, with the prompt's filters) is reloaded with the fresh rows."""
+    from sessidx import commands
+    from sessidx.picker import CONTENT_HEADER, HEADER
+
+    content_mode, app, here_only = commands._picker_filters(env)
+    notes = host_notes(env)
+    header = (CONTENT_HEADER if content_mode else HEADER) + "".join(f"\n{render.clean(n)}" for n in notes)
+    # change-header last, in its `:` form: a note may hold a parenthesis, which would end `(...)`
+    reload = "" if content_mode else f"reload({commands._feed_command(False, app, here_only)})+"
+    out(f"{reload}change-header:{header}")
+    return ExitCode.OK

@@ -1,0 +1,328 @@
+"""Sessions on SSH hosts, against real sshd servers on the loopback (tests/sshd.py): listing, a
+host that is down or silent, one that wants a password, hostile rows, content search over two
+hosts, and resume through `ssh -t` in real bash, zsh and fish in tmux."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from homes import ClaudeSession
+
+from tests.conftest import require, run_cli
+from tests.sshd import Client, Silent, Sshd, dead_host
+from tests.stubs import recorded, write_stub
+
+PY_DIR = str(Path(sys.executable).parent)
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[Client]:
+    c = Client(tmp_path / "ssh")
+    yield c
+    c.close()
+
+
+def make_host(client: Client, tmp_path: Path, alias: str, **kw: object) -> Sshd:
+    """A host with its own agent home (`.home`), its own sessidx cache and a PATH of stub agents."""
+    folder = tmp_path / alias
+    stubs = folder / "bin"
+    stubs.mkdir(parents=True)
+    for program in ("claude", "codex"):
+        write_stub(stubs, program)
+    return Sshd(client, alias, folder, folder / "home", path=f"{stubs}:{PY_DIR}:/usr/bin:/bin", **kw)  # type: ignore[arg-type]
+
+
+def host_env(client: Client, hosts: str) -> dict[str, str]:
+    """The client's settings, and the test interpreter as the hosts' python3 (a pyenv shim
+    found first on PATH costs a third of a second per call)."""
+    return {**client.env(hosts), "SESSIDX_REMOTE_PYTHON": sys.executable}
+
+
+def sessidx(client: Client, hosts: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, env={**host_env(client, hosts), "SESSIDX_HOSTS_TIMEOUT": "20", **env})
+
+
+def rows(done: subprocess.CompletedProcess[str]) -> list[dict]:
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+# Listing -------------------------------------------------------------------------------------------
+
+
+def test_list_host_is_what_sessidx_there_lists_with_a_host_field(client, tmp_path, realdata):
+    alpha = make_host(client, tmp_path, "alpha")
+    shutil.copytree(realdata("claude-home"), alpha.home, dirs_exist_ok=True)
+    done = sessidx(client, "alpha", "list", "--host", "alpha", "--json")
+    assert done.returncode == 0, done.stderr
+    got = rows(done)
+    there = rows(run_cli("list", "--json", "--archived", env={"SESSIDX_HOME": str(alpha.home),
+                                                              "XDG_CACHE_HOME": str(tmp_path / "c2")}))
+    assert got and [{k: v for k, v in r.items() if k != "host"} for r in got] == there
+    assert {r["host"] for r in got} == {"alpha"}
+    # nothing written on the host but sessidx's own cache: its code and its index
+    assert {p.name.split("-")[0].split(".")[0] for p in (alpha.cache / "sessidx").iterdir()} <= {"remote", "index",
+                                                                                                  "help"}
+    # the local table has a host column
+    table = sessidx(client, "alpha", "list", "--host", "all")
+    assert table.returncode == 0 and all(line.split()[1] == "alpha" for line in table.stdout.splitlines())
+
+
+def test_two_hosts_merge_newest_first_and_the_app_filter_applies(client, tmp_path, home):
+    alpha, beta = make_host(client, tmp_path, "alpha"), make_host(client, tmp_path, "beta")
+    ClaudeSession(cwd="/srv/a", prompt="on alpha", mtime=time.time() - 100).write(alpha.home)
+    ClaudeSession(cwd="/srv/b", prompt="on beta", mtime=time.time() - 50).write(beta.home)
+    ClaudeSession(cwd="/srv/l", prompt="local one", mtime=time.time() - 10).write(home)
+    done = sessidx(client, "alpha beta", "list", "--host", "all", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [(r["host"], r["title"]) for r in rows(done)] == [(None, "local one"), ("beta", "on beta"),
+                                                              ("alpha", "on alpha")]
+    assert rows(sessidx(client, "alpha beta", "list", "--host", "beta", "--app", "codex", "--json")) == []
+
+
+def test_nothing_is_contacted_unless_a_host_is_named(client, tmp_path, home):
+    ClaudeSession(cwd="/w").write(home)
+    alpha = make_host(client, tmp_path, "alpha")
+    run_cli("list", env=client.env(""), check=True)
+    run_cli("lines", env=client.env(""), check=True)
+    assert not alpha.cache.exists()  # no call ever reached it
+    assert run_cli("hosts", env=client.env("")).stdout == ""
+
+
+# Hosts that do not answer ------------------------------------------------------------------------
+
+
+def test_a_down_or_silent_host_is_named_and_never_hangs(client, tmp_path):
+    dead_host(client, "dead")
+    silent = Silent(client, "silent")
+    try:
+        started = time.monotonic()
+        done = sessidx(client, "dead silent", "list", "--host", "all", SESSIDX_HOSTS_TIMEOUT="2")
+        took = time.monotonic() - started
+        assert done.returncode == 0
+        assert "dead did not answer" in done.stderr and "refused" in done.stderr
+        assert "silent did not answer within 2 s" in done.stderr
+        assert took < 12  # both at once, each within its timeout (a loaded 2-core VM: generous)
+    finally:
+        silent.close()
+
+
+def test_a_host_that_wants_a_password_is_skipped_with_a_note(client, tmp_path):
+    make_host(client, tmp_path, "locked", password_only=True)
+    done = sessidx(client, "locked", "list", "--host", "locked")
+    assert done.returncode == 0
+    assert "locked skipped: it asks for a password" in done.stderr
+
+
+def test_an_unknown_host_key_is_never_accepted(client, tmp_path):
+    alpha = make_host(client, tmp_path, "alpha")
+    ClaudeSession(cwd="/w").write(alpha.home)
+    client.known_hosts.write_text("")  # the key is no longer known
+    done = sessidx(client, "alpha", "list", "--host", "alpha", "--json")
+    assert rows(done) == [] and "alpha skipped: its host key is not known" in done.stderr
+
+
+# Hostile rows ----------------------------------------------------------------------------------------
+
+
+def test_hostile_rows_from_a_host_are_checked_and_quoted(client, tmp_path, monkeypatch):
+    from sessidx import remote
+
+    bad = [
+        {"app": "claude", "id": "--dangerously-skip-permissions", "mtime": 1},
+        {"app": "claude", "id": "x\n-rf", "mtime": 1},
+        {"app": "rm", "id": "abcd", "mtime": 1},
+        {"app": "claude", "id": "abcd", "mtime": "soon"},
+        {"app": "claude", "id": "abcd", "cwd": "relative/../x", "mtime": 1},
+        {"app": "claude", "id": "ab'cd", "mtime": 1},
+        [1, 2],
+    ]
+    assert [remote.valid_session("alpha", row) for row in bad] == [None] * len(bad)
+    good = remote.valid_session("alpha", {"app": "claude", "id": "abcd-1234", "cwd": "/w/$(touch x)",
+                                          "title": "\x1b]0;owned\x07" + "t" * 5000, "mtime": 5})
+    assert good is not None and good.key == "@alpha/claude:abcd-1234" and len(good.title or "") == 1000
+
+
+def test_a_hostile_folder_on_a_host_runs_nothing_here_or_there(client, tmp_path):
+    alpha = make_host(client, tmp_path, "alpha")
+    pwned = tmp_path / "pwned"
+    folder = tmp_path / "work" / f"$(touch {pwned}) `touch {pwned}2`; it's"
+    folder.mkdir(parents=True)
+    s = ClaudeSession(cwd=str(folder), prompt="hostile folder", branch="HEAD")
+    s.write(alpha.home)
+    listed = rows(sessidx(client, "alpha", "list", "--host", "alpha", "--json"))
+    assert [r["cwd"] for r in listed] == [str(folder)]
+    done = sessidx(client, "alpha", "resume", f"@alpha/claude:{s.session_id}", "--shell", "bash")
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    assert line.startswith("ssh -F ") and " -t alpha -- " in line
+    # the line, run by a real local bash, reaches the stub on the host, in that folder
+    subprocess.run(["bash", "-c", line], env={**os.environ, "PATH": os.environ["PATH"]}, stdin=subprocess.DEVNULL,
+                   capture_output=True, timeout=30)
+    argv, cwd = recorded(alpha.folder / "bin", "claude")
+    assert cwd == str(folder) and argv[:2] == ["--resume", s.session_id]
+    assert not list(tmp_path.glob("pwned*"))
+
+
+def test_the_preview_names_the_host_and_shows_the_exact_command(client, tmp_path):
+    alpha = make_host(client, tmp_path, "alpha")
+    (tmp_path / "proj").mkdir()
+    s = ClaudeSession(cwd=str(tmp_path / "proj"), prompt="preview me", mode="bypassPermissions")
+    s.write(alpha.home)
+    assert sessidx(client, "alpha", "hosts", "--refresh").returncode == 0
+    shown = sessidx(client, "alpha", "preview", "--shell", "zsh", f"@alpha/claude:{s.session_id}")
+    assert shown.returncode == 0, shown.stderr
+    line = sessidx(client, "alpha", "resume", "--shell", "zsh", f"@alpha/claude:{s.session_id}").stdout.strip()
+    assert "host      alpha" in shown.stdout and "✓ Enter runs:" in shown.stdout
+    assert f"  {line}" in shown.stdout.splitlines()
+    assert "held back: --permission-mode bypassPermissions" in shown.stdout  # the check ran on the host
+    assert "preview me" in shown.stdout
+
+
+def test_a_folder_gone_on_the_host_is_refused_there(client, tmp_path):
+    alpha = make_host(client, tmp_path, "alpha")
+    s = ClaudeSession(cwd=str(tmp_path / "gone-there"), prompt="gone")
+    s.write(alpha.home)
+    done = sessidx(client, "alpha", "resume", f"@alpha/claude:{s.session_id}", "--shell", "bash")
+    assert done.returncode == 1 and "on alpha: folder no longer exists" in done.stderr and done.stdout == ""
+    check = sessidx(client, "alpha", "check", f"@alpha/claude:{s.session_id}")
+    assert check.stdout.startswith("change-header:cannot resume: folder no longer exists")
+
+
+# Content search -----------------------------------------------------------------------------------
+
+
+def test_content_search_merges_two_hosts_by_rank(client, tmp_path):
+    alpha, beta = make_host(client, tmp_path, "alpha"), make_host(client, tmp_path, "beta")
+    for host in (alpha, beta):  # enough talk on each that a word's weight means something
+        for i, topic in enumerate(["lunch plans", "the build cache", "retry logic", "a flaky test", "docs"]):
+            ClaudeSession(cwd=f"/filler/{i}", prompt=f"unrelated talk about {topic}").write(host.home)
+    ClaudeSession(cwd="/a", prompt="the zebra migration broke the zebra tables, zebra again",
+                  mtime=time.time() - 3600).write(alpha.home)
+    ClaudeSession(cwd="/b", prompt="one zebra mention in a much longer prompt about many other things "
+                  "like deployments, queues, caches and retries", mtime=time.time() - 60).write(beta.home)
+    done = sessidx(client, "alpha beta", "search", "zebra", "--host", "alpha", "--host", "beta", "--json")
+    assert done.returncode == 0, done.stderr
+    hits = rows(done)
+    # the better match first although it is the older one
+    assert [(h["host"], h["cwd"]) for h in hits] == [("alpha", "/a"), ("beta", "/b")]
+    assert hits[0]["score"] > hits[1]["score"] and "zebra" in hits[1]["snippet"]
+    table = sessidx(client, "alpha beta", "search", "zebra", "--host", "all")
+    assert [line.split()[1] for line in table.stdout.splitlines()] == ["alpha", "beta"]
+
+
+# The picker and resume in real shells -----------------------------------------------------------
+
+
+@pytest.mark.shell
+def test_the_picker_opens_at_once_with_a_dead_host_and_names_it(client, tmp_path, home, stub_bin):
+    from tests.shell_test import Shell
+
+    require("tmux")
+    alpha = make_host(client, tmp_path, "alpha")
+    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
+    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    silent = Silent(client, "silent")
+    env = {**host_env(client, "alpha silent"), "SESSIDX_HOSTS_TIMEOUT": "12",
+           "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
+           "XDG_DATA_HOME": str(tmp_path / "sh" / "data")}  # as the shell has it: the same local cache
+    assert run_cli("hosts", "--refresh", env=env).returncode == 0  # alpha's rows cached; silent times out
+    run_cli("build", env=env, check=True)  # not the first press ever
+    exports = "\n".join(f"export {k}='{v}'" for k, v in env.items())
+    (tmp_path / "sh").mkdir()
+    sh = Shell("bash", tmp_path / "sh", home, stub_bin, rc_extra=exports)
+    try:
+        sh.tmux.prepare()
+        started = time.monotonic()
+        sh.tmux.send("C-o")
+        sh.tmux.until(lambda s: "remote row from alpha" in s and "a local row" in s, "both rows")
+        assert time.monotonic() - started < 8  # never waits for the silent host (12 s; the VM is slow)
+        sh.tmux.until(lambda s: "silent did not answer within 12 s" in s, "the dead host named in the header",
+                      timeout=40)
+        sh.tmux.send("Escape")
+    finally:
+        sh.tmux.kill()
+        silent.close()
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bin, shell_name):
+    from tests.shell_test import Shell
+
+    require("tmux")
+    require(shell_name)
+    alpha = make_host(client, tmp_path, "alpha")
+    folder = tmp_path / "there" / "it's a $(dir)"
+    folder.mkdir(parents=True)
+    s = ClaudeSession(cwd=str(folder), prompt="resume me over ssh", mode="plan", branch="HEAD")
+    s.write(alpha.home)
+    env = {**host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "20", "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
+           "XDG_DATA_HOME": str(tmp_path / "sh" / "data")}  # as the shell has it: the same local cache
+    assert run_cli("hosts", "--refresh", env=env).returncode == 0
+    run_cli("build", env=env, check=True)
+    if shell_name == "fish":
+        exports = "\n".join(f"set -gx {k} '{v}'" for k, v in env.items())
+    else:
+        exports = "\n".join(f"export {k}='{v}'" for k, v in env.items())
+    write_stub(stub_bin, "claude")
+    (tmp_path / "sh").mkdir()
+    sh = Shell(shell_name, tmp_path / "sh", home, stub_bin, rc_extra=exports)
+    try:
+        sh.pick("resume me over ssh")
+        sh.tmux.until_file(alpha.folder / "bin" / "claude.argv", "the stub claude on the host", timeout=30)
+        argv, cwd = recorded(alpha.folder / "bin", "claude")
+        assert argv == ["--resume", s.session_id, "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
+        assert cwd == str(folder)
+        assert recorded(stub_bin, "claude") is None  # nothing ran here
+        assert "-t alpha --" in sh.history()  # the local line is in history
+    finally:
+        sh.tmux.kill()
+
+
+# Without a server: host names, the hosts file, the quoting for a host's login shell -------------------
+
+
+def test_host_names():
+    from sessidx.hosts import parse_host
+
+    assert [(h.target, h.port) for h in map(parse_host, ["box", "me@box", "box:2222", "[::1]:22", "::1"])] == [
+        ("box", None), ("me@box", None), ("box", "2222"), ("::1", "22"), ("::1", None)]
+    for bad in ["", "-oProxyCommand=x", "a b", "box/x", "box;rm", "box:99999", "@box", "me@", "box:", "a'b", "x\n"]:
+        assert parse_host(bad) is None, bad
+
+
+def test_hosts_come_from_the_variable_or_the_file(tmp_path, monkeypatch):
+    from sessidx.config import current_env
+    from sessidx.hosts import configured
+
+    (tmp_path / "config" / "sessidx").mkdir(parents=True)
+    (tmp_path / "config" / "sessidx" / "hosts").write_text("# dev boxes\nalpha\nbeta:2200  # the build box\n-x\n")
+    hosts, problems = configured(current_env())
+    assert [h.name for h in hosts] == ["alpha", "beta:2200"] and problems == ["not a host name, ignored: '-x'"]
+    monkeypatch.setenv("SESSIDX_HOSTS", "gamma, alpha")
+    assert [h.name for h in configured(current_env())[0]] == ["gamma", "alpha"]
+    monkeypatch.setenv("SESSIDX_HOSTS", "-")
+    assert configured(current_env())[0] == []
+
+
+@pytest.mark.parametrize("shell", ["sh", "dash", "bash", "zsh", "fish"])
+def test_the_portable_quoting_reads_alike_in_every_login_shell(shell):
+    from sessidx.quoting import quote_portable
+
+    path = shutil.which(shell)
+    if path is None:
+        pytest.skip(f"{shell} not installed")
+    words = ["plain", "it's", "back\\slash", "\\'", "$(touch x) `y`", "new\nline", "tab\tx", "", "-rf", "%x", "=cmd",
+             "a'\\'b", "~/x", "{a,b}", "*", "é日本"]
+    for word in words:
+        script = "printf '%s' " + quote_portable(word)
+        done = subprocess.run([path, "-c", script], capture_output=True, timeout=10)
+        assert done.stdout.decode() == word, (shell, word, quote_portable(word))
