@@ -29,11 +29,27 @@ APPS_WITH_DATA = ["claude", "codex", "qwen", "gemini", "droid", "copilot", "kimi
 FILLER_BYTES = 700 * 1024  # more than the tail the list reads (512 KiB), on each side
 
 
+REAL_HOMES = [*APPS_WITH_DATA, "pi", "hermes", "openhands", "gptme"]  # fixtures/realdata, written by the real CLIs
+SYNTHETIC = ["cursor", "kiro", "q", "qoder", "aider"]  # fixtures/synthetic_apps.py: no real CLI ran here
+
+
 def home_for(app: str, realdata, tmp_path: Path) -> Path:
-    """The app's real home, copied so it can be changed; Codex's rollout paths pointed at it."""
+    """The app's real home, copied so it can be changed; Codex's rollout paths pointed at it. Kilo,
+    opencode's fork, gets opencode's real database under its own name; the apps that cannot run here
+    get their synthetic homes (fresh, so nothing to copy)."""
+    from synthetic_apps import make_home
+
     from tests.apps.apps2_test import home_of
 
     home = tmp_path / f"{app}-home"
+    if app in SYNTHETIC:
+        make_home(tmp_path / "syn")
+        return tmp_path / "syn/home"
+    if app == "kilo":
+        shutil.copytree(realdata("opencode-home") / ".local/share/opencode", home / ".local/share/kilo")
+        (home / ".local/share/kilo/opencode.db").rename(home / ".local/share/kilo/kilo.db")
+        return home
+    assert app in REAL_HOMES, f"{app}: no home to test it with"
     shutil.copytree(home_of(app, realdata, tmp_path), home, symlinks=True)
     if app == "codex":
         db = home / ".codex/state_5.sqlite"
@@ -42,9 +58,9 @@ def home_for(app: str, realdata, tmp_path: Path) -> Path:
     return home
 
 
-def sessions_of(home: Path, monkeypatch) -> list:
+def sessions_of(home: Path, monkeypatch, app: str | None = None) -> list:
     monkeypatch.setenv("SESSIDX_HOME", str(home))
-    return [s for s in build(current_env(), APPS.values()).sessions if not s.archived]
+    return [s for s in build(current_env(), APPS.values()).sessions if not s.archived and app in (None, s.app)]
 
 
 def a_plain_prompt(sessions: list[Session]) -> tuple[Session, str]:
@@ -60,14 +76,19 @@ def plant(app: str, session, prompt: str, needle: str) -> None:
     """A copy of the record holding `prompt`, saying `needle` instead, placed in the middle of
     the session's transcript between copies saying filler, in the app's own stored format."""
     stored = Path(session.path)
-    candidates = sorted((stored.parent / "chunks").glob("*.json")) if app == "vibe" else [stored]
+    candidates = sorted((stored.parent / "chunks").glob("*.json")) if app == "vibe" else (
+        sorted(stored.glob("*.json")) if stored.is_dir() else [stored])
     for path in candidates:
         data = path.read_bytes()
         if prompt.encode() not in data:
             continue
+        if stored.is_dir():  # a file per record (OpenHands' events): a copy, named to sort next
+            path.with_name(f"{path.stem}x.json").write_bytes(data.replace(prompt.encode(), needle.encode()))
+            return
         if path.suffix == ".jsonl":
             lines = data.splitlines(keepends=True)
-            line = next(ln for ln in lines if prompt.encode() in ln and APPS[app].said(json.loads(ln)))
+            said = getattr(APPS[app], "said", bool)  # an app without it keeps no other lines than messages
+            line = next(ln for ln in lines if prompt.encode() in ln and said(json.loads(ln)))
             filler = [line.replace(prompt.encode(), f"filler number {i}".encode())
                       for i in range(FILLER_BYTES // len(line) + 1)]
             at = lines.index(line) + 1
@@ -88,24 +109,25 @@ def plant(app: str, session, prompt: str, needle: str) -> None:
         if data.startswith(b"SQLite format 3"):
             _plant_row(path, prompt, needle)
             return
+        if path.suffix == ".md":  # Aider's history: the prompt's own line says the needle
+            path.write_bytes(data.replace(prompt.encode(), needle.encode(), 1))
+            return
     raise AssertionError(f"{app}: {session.path} does not hold {prompt!r}")
 
 
 def _plant_row(db: Path, prompt: str, needle: str) -> None:
+    """The row saying `prompt` says `needle` instead, in place: one table keeps a message a row
+    (opencode's `part`), another a whole conversation a row (Amazon Q's), as text or bytes (Cursor's blobs)."""
     with sqlite3.connect(db) as conn:
         tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table in sorted(tables, key=lambda t: t not in ("part", "messages")):  # messages, not titles
-            info = conn.execute(f"PRAGMA table_info({table})").fetchall()
-            columns = [c[1] for c in info]
-            for row in conn.execute(f"SELECT * FROM {table}").fetchall():
-                if any(isinstance(v, str) and prompt in v for v in row):
-                    key = next(c[1] for c in info if c[5])
-                    copy = {c: (v.replace(prompt, needle) if isinstance(v, str) else v)
-                            for c, v in zip(columns, row, strict=True)}
-                    copy[key] = None if isinstance(copy[key], int) else f"{copy[key]}x"  # a new row of its own
-                    marks = ", ".join("?" * len(columns))
-                    conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", list(copy.values()))
-                    return
+        for table in sorted(tables, key=lambda t: t not in ("part", "messages", "blobs")):  # messages, not titles
+            columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+            for rowid, *row in conn.execute(f"SELECT rowid, * FROM {table}").fetchall():
+                for column, value in zip(columns, row, strict=True):
+                    was, said = (prompt, needle) if isinstance(value, str) else (prompt.encode(), needle.encode())
+                    if isinstance(value, str | bytes) and was in value:
+                        conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (value.replace(was, said), rowid))
+                        return
     raise AssertionError(f"no row of {db} holds {prompt!r}")
 
 
