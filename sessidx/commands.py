@@ -538,7 +538,10 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         render.warn(f"no session says {query!r}")
         return ExitCode.ERROR
     if as_json:
-        _emit(out, [render.json_line({**h.session.to_json(), "snippet": h.snippet, "score": round(-h.score, 3),
+        from sessidx.redact import mask  # the title is often the first prompt: masked as the snippet is
+
+        _emit(out, [render.json_line({**h.session.to_json(), "title": h.session.title and mask(h.session.title),
+                                      "snippet": h.snippet, "score": round(-h.score, 3),
                                       **({"also": h.also} if h.also else {})}) for h in hits])
     else:
         sessions = [Session(**{**h.session.to_json(), "title": render.with_also(h.snippet, h.also)}) for h in hits]

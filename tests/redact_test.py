@@ -126,9 +126,8 @@ def test_secrets_in_every_apps_real_format_are_neither_found_nor_shown(app, real
 
     found = [json.loads(line) for line in run_cli("search", "password", "--json", env={"SESSIDX_HOME": str(home)}).stdout.splitlines()]
     assert found[0]["id"] == session.id
-    # a title is the first prompt as the app shows it, not masked (README); where the plant made it
-    # the first prompt (Amazon Q keeps a conversation a row), the rest is checked
-    printed = "\n".join(str(v) for hit in found for k, v in hit.items() if k != "title")
+    # where the plant made it the first prompt (Amazon Q keeps a conversation a row), the title holds it
+    printed = "\n".join(str(v) for hit in found for v in hit.values())  # the title (a first prompt) too
     preview = run_cli("preview", "--shell", "bash", f"{app}:{session.id}",
                       env={"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": "4000", "FZF_PROMPT": "content> ",
                            "FZF_QUERY": control}).stdout
