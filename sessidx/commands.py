@@ -202,10 +202,10 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     """The picker without kept rows (picker.pick tries those first): from the index cache, or
     on the first press ever an empty frame that the rows stream into."""
-    from sessidx.picker import fzf_binary, run_fzf, terminal_size
+    from sessidx.picker import fzf_binary, has_tty, run_fzf, terminal_size
     from sessidx.shells import detect_shell
 
-    if not _has_tty():
+    if not has_tty():
         return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
     from sessidx.index import from_cache
 
@@ -274,14 +274,6 @@ def _list_width(env: Env) -> int:
         return 200
     finally:
         os.close(fd)
-
-
-def _has_tty() -> bool:
-    try:
-        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
-        return True
-    except OSError:
-        return False
 
 
 SCOPES = (None, "repo", "here")  # Ctrl-S steps everywhere -> this folder -> this repository -> everywhere

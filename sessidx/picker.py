@@ -296,7 +296,7 @@ def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | N
     """The key press: fzf over the kept rows at once when there are some; otherwise (or with no
     terminal) the full path through `commands`. Enter's choice is resumed by `commands`."""
     columns, lines = terminal_size()
-    rows = first_rows(env, list_width_of(columns), os.environ.get("PWD")) if _has_tty() else None
+    rows = first_rows(env, list_width_of(columns), os.environ.get("PWD")) if has_tty() else None
     if rows is None:
         from sessidx import commands
 
@@ -318,7 +318,7 @@ def list_width_of(columns: int) -> int:
     return list_width(columns)
 
 
-def _has_tty() -> bool:
+def has_tty() -> bool:
     try:
         os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
         return True

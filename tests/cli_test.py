@@ -124,7 +124,7 @@ def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch
     from sessidx.config import current_env
     from sessidx.errors import Cancelled, SessidxError
 
-    monkeypatch.setattr(commands, "_has_tty", lambda: True)
+    monkeypatch.setattr(picker, "has_tty", lambda: True)
     with pytest.raises(SessidxError, match="looked in"):
         commands.pick(current_env(), print, None, "bash")
     seen = {}
