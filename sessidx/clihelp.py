@@ -7,6 +7,11 @@ into a temp folder that is removed afterwards): `codex resume --help` writes
 `~/.codex/tmp/arg0-linux/…` into whatever home it runs with, and the agents' homes are never
 written. A probe that fails or times out is not cached and means "unknown": then only the
 flags needed for safety are passed, with a warning.
+
+A slow machine must not cost the model: under load `gemini --help` took 7 s (2.6 s idle), so
+each probe may take HELP_TIMEOUT. The preview never waits for one: it starts the probe in the
+background (one per binary: a marker file names the process running it) and shows the plan as
+"still being read". Enter (`resume`) waits for a probe already running, or runs it itself.
 """
 
 from __future__ import annotations
@@ -16,24 +21,29 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 
-HELP_TIMEOUT = 10.0
+HELP_TIMEOUT = 30.0  # for the help and the version together, run side by side
 # Where the agent CLIs keep their state; all of them point into the probe's throwaway home.
 _HOME_VARIABLES = ("HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "COPILOT_HOME", "CLINE_DIR",
                    "QWEN_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 
 
 class HelpText:
-    """What one CLI accepts. `found`: it is on PATH; `known`: its help could be read.
+    """What one CLI accepts. `found`: it is on PATH; `known`: its help could be read; `pending`:
+    its probe is still running (the preview's answer before the first probe of a binary ends).
 
     Not found: everything is assumed accepted (the command is shown as it would run, and the
     plan warns that the CLI is missing). Found but not known: nothing optional is assumed."""
 
-    def __init__(self, text: str, found: bool, version: str | None = None, known: bool = True) -> None:
+    def __init__(self, text: str, found: bool, version: str | None = None, known: bool = True,
+                 pending: bool = False) -> None:
         self.text = text
         self.found = found
         self.version = version  # `2.1.332`, or None when the CLI did not say
         self.known = known and (not found or bool(text.strip()))
+        self.pending = pending
 
     def _word(self, word: str) -> bool:
         return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", self.text) is not None
@@ -48,6 +58,12 @@ class HelpText:
             return True
         return self.known and self._word(flag) and self._word(value)
 
+    def said(self) -> str:
+        """The start of what the CLI printed, for a message: its first lines, at most 200 characters."""
+        lines = [line.strip() for line in self.text.splitlines() if line.strip()]
+        joined = " ".join(lines[:3])
+        return joined if len(joined) <= 200 else joined[:199] + "…"
+
     def version_at_least(self, *wanted: int) -> bool | None:
         """Whether the installed version is at least `wanted` (None when unknown)."""
         numbers = re.findall(r"\d+", self.version or "")
@@ -57,37 +73,146 @@ class HelpText:
         return have >= wanted
 
 
-def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, path_env: str | None) -> HelpText:
+def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, path_env: str | None,
+          wait: bool = True) -> HelpText:
+    """What `program` on `path_env` accepts. `wait=False` (the preview): a binary not probed yet
+    is probed in the background and answered as pending."""
     binary = shutil.which(program, path=path_env)
-    if binary is None:
+    key = _key(binary, help_args) if binary else None
+    if binary is None or key is None:
         return HelpText("", found=False)
+    store = os.path.join(cache_folder, "clihelp.json") if cache_folder else None
+    if (cached := _cached(store, key)) is not None:
+        return cached
+    marker = _marker_path(cache_folder, key)
+    if not wait:
+        if not _running(marker):
+            _start_in_background(program, help_args, cache_folder, path_env, marker)
+        return HelpText("", found=True, known=False, pending=True)
+    if _running(marker):
+        deadline = time.monotonic() + HELP_TIMEOUT + 5
+        while _running(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if (cached := _cached(store, key)) is not None:
+            return cached
+    _claim(marker, os.getpid())
+    try:
+        return _probe_and_store(binary, help_args, store, key)
+    finally:
+        _release(marker, os.getpid())
+
+
+def _key(binary: str, help_args: tuple[str, ...]) -> str | None:
+    """The cache key: the binary as it is now (an upgrade changes size or mtime)."""
     try:
         st = os.stat(binary)
     except OSError:
-        return HelpText("", found=False)
-    key = f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{' '.join(help_args)}"
+        return None
+    return f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{' '.join(help_args)}"
+
+
+def _cached(store: str | None, key: str) -> HelpText | None:
     from sessidx import cache
 
-    store = os.path.join(cache_folder, "clihelp.json") if cache_folder else None
-    known: dict[str, list[str]] = {}
     data, _ = cache.read(store)
+    found = _entries(data).get(key)
+    return HelpText(found[0], found=True, version=found[1] or None) if found else None
+
+
+def _entries(data: bytes | None) -> dict[str, list[str]]:
     try:
         loaded = json.loads(data) if data else None
     except ValueError:
         loaded = None
-    if isinstance(loaded, dict):
-        known = {k: v for k, v in loaded.items() if isinstance(v, list) and len(v) == 2
-                 and all(isinstance(x, str) for x in v)}
-    if key in known:
-        cached_text, cached_version = known[key]
-        return HelpText(cached_text, found=True, version=cached_version or None)
+    if not isinstance(loaded, dict):
+        return {}
+    return {k: v for k, v in loaded.items()
+            if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}
+
+
+def _probe_and_store(binary: str, help_args: tuple[str, ...], store: str | None, key: str) -> HelpText:
+    from sessidx import cache
+
     probed, version = _probe(binary, help_args)
     if probed is None:
         return HelpText("", found=True, version=version, known=False)  # not cached: try again next time
-    known = {k: v for k, v in known.items() if not k.startswith(binary + "\0")}
+    known = {k: v for k, v in _entries(cache.read(store)[0]).items() if not k.startswith(binary + "\0")}
     known[key] = [probed, version or ""]
     cache.write(store, json.dumps(known).encode())  # a cache that cannot be written only costs time
     return HelpText(probed, found=True, version=version)
+
+
+# --- one probe per binary at a time ---------------------------------------------------------
+
+def _marker_path(cache_folder: str | None, key: str) -> str | None:
+    import zlib
+
+    return os.path.join(cache_folder, f"clihelp-{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}.running") \
+        if cache_folder else None
+
+
+def _running(marker: str | None) -> bool:
+    """A probe of this binary is running: the marker names a live process and is not older
+    than a probe may take (a pid reused after a crash does not hold anyone up for long)."""
+    if marker is None:
+        return False
+    try:
+        with open(marker, encoding="ascii") as f:
+            pid = int(f.read().strip() or 0)
+        age = time.time() - os.stat(marker).st_mtime
+    except (OSError, ValueError):
+        return False
+    if pid <= 0 or age > HELP_TIMEOUT + 10:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, another user's
+    return True
+
+
+def _claim(marker: str | None, pid: int) -> None:
+    if marker is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        tmp = f"{marker}.{os.getpid()}"
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(str(pid))
+        os.replace(tmp, marker)
+    except OSError:
+        pass  # without a marker a second probe may run at once: it only costs time
+
+
+def _release(marker: str | None, pid: int) -> None:
+    if marker is None:
+        return
+    try:
+        with open(marker, encoding="ascii") as f:
+            mine = f.read().strip() == str(pid)
+        if mine:
+            os.unlink(marker)
+    except OSError:
+        pass
+
+
+def _start_in_background(program: str, help_args: tuple[str, ...], cache_folder: str | None,
+                         path_env: str | None, marker: str | None) -> None:
+    """`python -m sessidx.clihelp` in a session of its own: it outlives the preview (fzf ends a
+    preview on the next arrow key) and writes the cache when it is done."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    request = json.dumps({"program": program, "help_args": list(help_args), "cache_folder": cache_folder,
+                          "path_env": path_env})
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "sessidx.clihelp", request], env=env, cwd="/",
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+    except OSError:
+        return
+    _claim(marker, child.pid)
 
 
 def _probe(binary: str, help_args: tuple[str, ...]) -> tuple[str | None, str | None]:
@@ -96,17 +221,54 @@ def _probe(binary: str, help_args: tuple[str, ...]) -> tuple[str | None, str | N
 
     with tempfile.TemporaryDirectory(prefix="sessidx-probe-") as home:
         env = {**os.environ, **{name: home for name in _HOME_VARIABLES}}
-        help_text = _run([binary, *help_args], env, home)
-        version_text = _run([binary, "--version"], env, home)
+        deadline = time.monotonic() + HELP_TIMEOUT
+        running = [_start([binary, *help_args], env, home), _start([binary, "--version"], env, home)]
+        help_text, version_text = (_finish(p, deadline) for p in running)
     found = re.search(r"\d+\.\d+(?:\.\d+)?", version_text or "")
     return help_text, found.group(0) if found else None
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: str) -> str | None:
+def _start(argv: list[str], env: dict[str, str], cwd: str) -> subprocess.Popen[bytes] | None:
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=HELP_TIMEOUT, stdin=subprocess.DEVNULL,
-                              env=env, cwd=cwd)
-    except (OSError, subprocess.SubprocessError):
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=env, cwd=cwd, start_new_session=True)
+    except OSError:
         return None
-    text = (done.stdout + done.stderr).decode("utf-8", "replace")
-    return text if done.returncode == 0 and text.strip() else None
+
+
+def _finish(process: subprocess.Popen[bytes] | None, deadline: float) -> str | None:
+    """What it printed, if it exited 0 by the deadline; otherwise it is ended (with its children)."""
+    if process is None:
+        return None
+    try:
+        out, _ = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        import contextlib
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None
+    text = out.decode("utf-8", "replace")
+    return text if process.returncode == 0 and text.strip() else None
+
+
+def _background_probe(request: str) -> None:
+    """The preview's background probe: learn and cache, then release the marker."""
+    asked = json.loads(request)
+    program, help_args = asked["program"], tuple(asked["help_args"])
+    binary = shutil.which(program, path=asked["path_env"])
+    cache_folder = asked["cache_folder"]
+    key = _key(binary, help_args) if binary else None
+    if binary is None or key is None or not cache_folder:
+        return
+    marker = _marker_path(cache_folder, key)
+    try:
+        _probe_and_store(binary, help_args, os.path.join(cache_folder, "clihelp.json"), key)
+    finally:
+        _release(marker, os.getpid())
+
+
+if __name__ == "__main__":
+    _background_probe(sys.argv[1])

@@ -99,7 +99,8 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
     return ExitCode.OK
 
 
-def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool) -> tuple[Session, Plan]:
+def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
+              wait_for_cli: bool = True) -> tuple[Session, Plan]:
     """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
     otherwise the cache answers, and is refreshed only if it does not know the id yet."""
     from sessidx.resume import make_plan
@@ -109,20 +110,20 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool) -> tupl
         from sessidx.index import cached_session
 
         if (found := cached_session(env, ident)) is not None:  # the picker's own `app:id`
-            return found, make_plan(found, env, allow_permissive)
+            return found, make_plan(found, env, allow_permissive, wait_for_cli)
     try:
         session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
     except SessidxError:
         if fresh:
             raise
         session = resolve(_index(env, announce=False).sessions, ident)
-    return session, make_plan(session, env, allow_permissive)
+    return session, make_plan(session, env, allow_permissive, wait_for_cli)
 
 
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
-    session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
+    session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
     # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
     colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
     width = _env_columns(env, "FZF_PREVIEW_COLUMNS", 10) or render.terminal_width(80)

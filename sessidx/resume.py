@@ -82,9 +82,10 @@ def current_branch(cwd: str) -> str | None:
     return branch if done.returncode == 0 and branch and branch != "HEAD" else None
 
 
-def make_plan(session: Session, env: Env, allow_permissive: bool = False) -> Plan:
+def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_for_cli: bool = True) -> Plan:
+    """`wait_for_cli=False` (the preview): a CLI not probed yet is probed in the background."""
     app = APPS[session.app]
-    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"))
+    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli)
     decided = app.plan(session, cli, allow_permissive, env)
     plan = Plan(
         app=session.app,

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
         found: bool  # on PATH
         known: bool  # its help could be read
+        pending: bool  # its help is still being read (the preview does not wait)
         version: str | None
+
+        def said(self) -> str: ...
 
         def has(self, flag: str) -> bool: ...
 
@@ -147,6 +150,12 @@ class ArgvBuilder:
     def __init__(self, cli: CliHelp, *fixed: str) -> None:
         self.cli = cli
         self.plan = AppPlan(argv=list(fixed))
+        # The resume flag itself must be in the help: a CLI that lost it (kimi-cli 1.52.0 is a
+        # stub printing "no longer maintained" for every command) would resume nothing.
+        missing = [flag for word in fixed[1:] if (flag := word.split("=")[0]).startswith("-")
+                   and cli.found and cli.known and not cli.has(flag)]
+        if missing:
+            self.refuse(f"the installed {fixed[0]} cannot resume: its help has no {missing[0]}. It says: {cli.said()}")
 
     def option(self, flag: str, value: str | None) -> None:
         """Add `flag value` if there is a value and the CLI knows the flag."""
@@ -171,6 +180,8 @@ class ArgvBuilder:
 
     def _not_known(self, flag: str) -> str:
         program = self.plan.argv[0]
+        if self.cli.pending:
+            return f"the installed {program}'s --help is still being read (Enter waits for it), so {flag} is left out"
         if not self.cli.known:
             return f"the installed {program}'s flags are unknown (its --help failed), so {flag} is left out"
         return f"the installed {program} has no {flag}"

@@ -69,8 +69,28 @@ class Continue:
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "ls")
         b.plan.warnings.append(f"cn cannot resume a session by id (`cn --resume` takes the newest of any folder): "
-                               f"its picker opens here; choose {session.title or session.id!r}")
+                               f"its picker opens here; choose {_described(session)}")
+        onboarded = os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), ".onboarding_complete")
+        if not os.path.exists(onboarded):
+            b.plan.warnings.append(f"cn first asks you to log in or pick a config (its onboarding): {onboarded} "
+                                   "is missing")
         return b.plan
+
+
+UNTITLED = "Untitled Session"  # what cn's picker shows for every `-p` session
+
+
+def _described(session: Session) -> str:
+    """The session as cn's picker lets you find it: its title where it has one of its own, else
+    its first prompt, and when it was last used."""
+    import time
+
+    first = next((said for role, said in APP.conversation(session) if role == "user" and said.strip()), None)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.mtime / 1000))
+    if session.title and session.title != UNTITLED:
+        return f"{session.title!r} (last used {when})"
+    began = f", the one that began {' '.join(first.split())[:60]!r}" if first else ""
+    return f"{UNTITLED!r} last used {when}{began}"
 
 
 APP = Continue()

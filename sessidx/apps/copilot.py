@@ -39,6 +39,11 @@ if TYPE_CHECKING:
     from sessidx.config import Env
 
 LOOSE_MODES = {"allow-all": "--allow-all", "yolo": "--yolo", "autopilot": "--autopilot"}  # mode -> its flag
+# What 1.0.102 does once it restored the mode: autopilot comes back with Manual Approval (tools
+# still ask); what is loose is that the agent goes on by itself.
+WHAT_IS_LOOSE = {"allow-all": "every tool would run unasked", "yolo": "every tool would run unasked",
+                 "autopilot": "tools still ask (it comes back with Manual Approval), but the agent would go on "
+                              "working by itself without waiting for you"}
 
 
 def parse_yaml(doc: str) -> dict[str, str]:
@@ -162,7 +167,7 @@ class Copilot:
                 # rejected and COPILOT_ALLOW_ALL=false does nothing: no override exists.
                 b.hold_back(flag, "", loose_reason(self.program, "ask before each tool", cli.version))
                 b.refuse(f"copilot restores {mode} by itself on --resume and has no flag that turns it off: "
-                         f"every tool would run unasked. Alt-Enter (--allow-permissive) resumes it in {mode} "
+                         f"{WHAT_IS_LOOSE[mode]}. Alt-Enter (--allow-permissive) resumes it in {mode} "
                          "for this launch")
         elif mode == "plan":
             b.option("--mode", "plan")

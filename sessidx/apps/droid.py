@@ -26,9 +26,13 @@ if TYPE_CHECKING:
 DEFAULT_AUTONOMY = "off"  # the interactive droid's own default, "Auto (Off)"; every other level is looser
 
 
-def _is_subagent(settings: object) -> bool:
+def _tagged(settings: object, name: str) -> bool:
     tags = settings.get("tags") if isinstance(settings, dict) else None
-    return isinstance(tags, list) and any(isinstance(t, dict) and t.get("name") == "subagent" for t in tags)
+    return isinstance(tags, list) and any(isinstance(t, dict) and t.get("name") == name for t in tags)
+
+
+def _is_subagent(settings: object) -> bool:
+    return _tagged(settings, "subagent")
 
 
 def parse_session(path: str, settings_path: str) -> Session | None:
@@ -50,7 +54,8 @@ def parse_session(path: str, settings_path: str) -> Session | None:
         return None
     return Session(app="droid", id=sid, cwd=text(start.get("cwd")), branch=None, title=text(start.get("title")),
                    mtime=updated, bytes=size, model=text(settings.get("model")), effort=None,
-                   approval=text(settings.get("autonomyLevel")), sandbox=None, path=path, origin=None)
+                   approval=text(settings.get("autonomyLevel")), sandbox=None, path=path,
+                   origin="exec" if _tagged(settings, "exec") else None)
 
 
 def _load(path: str, settings_path: str) -> list[Session]:
@@ -94,6 +99,9 @@ class Droid:
                 b.refuse(f"droid restores autonomy {level} by itself, and the strictest override it takes "
                          f"(--auto low) is still looser than its default, Off. Alt-Enter (--allow-permissive) "
                          f"resumes it at {level} for this launch")
+                if session.origin == "exec":
+                    b.plan.warnings.append("started by `droid exec`, which records autonomy low even without "
+                                           "--auto: every non-interactive droid session needs the opt-in")
         return b.plan
 
 

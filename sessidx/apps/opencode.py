@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from sessidx.apps.base import CliHelp
     from sessidx.config import Env
 
+BUILT_IN_AGENTS = {"build", "plan", "code", "ask", "debug", "orchestrator", "architect"}
+DEFAULT_AGENTS = {"build", "code"}  # what a resume opens in anyway: not passed
 COLUMNS = ["id", "directory", "title", "model", "agent", "parent_id", "time_created", "time_updated",
            "time_archived"]
 
@@ -136,6 +138,14 @@ class OpenCode:
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "--session", session.id)
         b.option("-m", session.model)
+        # Kilo 7.7.9 opens a recorded Plan session in Code unless told `--agent plan`. A custom
+        # agent may grant any permission: only the built-in ones are carried.
+        agent = session.approval
+        if agent in BUILT_IN_AGENTS - DEFAULT_AGENTS and cli.has("--agent"):
+            b.option("--agent", agent)
+        elif agent is not None and agent not in BUILT_IN_AGENTS:
+            b.plan.warnings.append(f"the recorded agent {agent!r} is not a built-in one, so it is not carried "
+                                   f"(its permissions are its own): {self.program} opens in its default agent")
         return b.plan
 
 

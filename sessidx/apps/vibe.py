@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sessidx.config import Env
 
 DEFAULT_AGENT = "accept-edits"
-STRICT_AGENTS = {"ask", DEFAULT_AGENT}  # `auto-approve`, `smart-approve` and any `+bypass` are looser
+STRICT_AGENTS = {"ask", DEFAULT_AGENT}  # `auto-approve` and `smart-approve` are looser
 RUNTIME_CAP = 16 * 1024 * 1024
 
 
@@ -120,19 +120,21 @@ class Vibe:
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
+        # 3.0.3 ignores `--agent` on resume, both ways: the recorded agent is what applies, so
+        # no `--agent` is passed. `--auto-approve` (the `+bypass`) is not restored by a resume.
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
-        agent = session.approval
-        if agent is None or agent in STRICT_AGENTS:
-            b.option("--agent", agent)
-        elif allow_permissive:
-            name, _, bypass = agent.partition("+")
-            b.safety("--agent", name, *(["--auto-approve"] if bypass else []))
-        else:
-            # Not run here (3.0.3 needs Python 3.12): whether `--agent` overrides what a resume
-            # restores is unverified, so a loose mode is refused rather than hoped away.
+        agent, _, bypass = (session.approval or DEFAULT_AGENT).partition("+")
+        if agent in STRICT_AGENTS:
+            if bypass and allow_permissive:
+                b.safety("--auto-approve")
+            elif bypass:
+                b.plan.warnings.append(f"recorded with --auto-approve, which a resume does not restore: it runs as "
+                                       f"{agent}. Alt-Enter (--allow-permissive) passes --auto-approve again")
+        elif not allow_permissive:
             b.hold_back("--agent", agent, loose_reason(self.program, DEFAULT_AGENT, cli.version))
-            b.refuse(f"vibe may restore the {agent} agent by itself, and no override of it has been verified. "
-                     "Alt-Enter (--allow-permissive) resumes it so for this launch")
+            b.refuse(f"vibe restores the {agent} agent by itself on --resume, and --agent does not override it "
+                     "(3.0.3 keeps the recorded agent either way). Alt-Enter (--allow-permissive) resumes it so "
+                     "for this launch")
         return b.plan
 
 

@@ -94,9 +94,9 @@ def plan_of(app: str, sid: str, realdata, tmp_path, allow: bool = False) -> dict
     ("kimi", "afe90848-0af4-45ff-b70d-7d3cf4237052", ["kimi", "-r", "afe90848-0af4-45ff-b70d-7d3cf4237052"],
      "no flag that turns it off"),
     ("vibe", "c84deaa8-6c03-f814-3f11-45b8ee775909",
-     ["vibe", "--resume", "c84deaa8-6c03-f814-3f11-45b8ee775909", "--agent", "ask"], None),
+     ["vibe", "--resume", "c84deaa8-6c03-f814-3f11-45b8ee775909"], None),
     ("vibe", "45fa137e-c92a-0f56-29c0-68d0c8d09a23", ["vibe", "--resume", "45fa137e-c92a-0f56-29c0-68d0c8d09a23"],
-     "no override of it has been verified"),
+     "--agent does not override it"),
     ("cn", "195e05a7-1768-48b0-ba89-15a6df98cde9", ["cn", "ls"], None),
     ("auggie", "2a757696-8930-4e6c-90ee-748bad49f94a",
      ["auggie", "-r", "2a757696-8930-4e6c-90ee-748bad49f94a", "--ask"], None),
@@ -127,7 +127,7 @@ def test_loose_modes_with_the_opt_in(realdata, tmp_path):
     kimi = plan_of("kimi", "afe90848", realdata, tmp_path, allow=True)
     assert kimi["argv"][-1] == "--yolo" and not kimi["error"].startswith("kimi restores")
     vibe = plan_of("vibe", "e333617f", realdata, tmp_path, allow=True)
-    assert vibe["argv"][-3:] == ["--agent", "accept-edits", "--auto-approve"]
+    assert vibe["argv"][-2:] == ["e333617f-52d1-871c-fb6a-f2d5b92a7b50", "--auto-approve"]
 
 
 @pytest.mark.parametrize("app", ["cn", "auggie", "amp"])
