@@ -37,6 +37,7 @@ bench: $(BIN)/.installed
 # Not part of test: installs the pinned agent CLIs from npm and drives them for minutes.
 conformance: $(BIN)/.installed
 	$(BIN)/python fixtures/conformance.py
+	$(BIN)/python fixtures/conformance_more.py  # pi, Hermes, OpenHands, gptme
 
 demo: $(BIN)/.installed
 	$(BIN)/python fixtures/make_demo.py
