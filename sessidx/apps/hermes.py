@@ -142,9 +142,13 @@ class Hermes:
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
-        # Hermes restores the session's model itself, and cd's into the recorded folder (which
-        # sessidx has done already). Approval is global config (`approvals.mode`), never per session.
-        return ArgvBuilder(cli, self.program, "--resume", session.id).plan
+        # 0.19.0's `--resume` runs the config's default model, not the session's (make conformance
+        # saw `mock-hermes` asked for a `mock-hermes-large` session), so the model is carried with
+        # `-m`. It cd's into the recorded folder itself (sessidx has already). Approval is global
+        # config (`approvals.mode`), never per session.
+        b = ArgvBuilder(cli, self.program, "--resume", session.id)
+        b.option("-m", session.model)
+        return b.plan
 
 
 APP = Hermes()

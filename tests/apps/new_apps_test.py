@@ -57,7 +57,11 @@ def plan_of(app: str, sid: str, home: Path, allow: bool = False) -> dict:
 PLANS = {
     ("pi", "01a230d0-3a1a-73cf-ac89-5e898de1862c"): (["pi", "--session", "01a230d0-3a1a-73cf-ac89-5e898de1862c"], [],
                                                      None),
-    ("hermes", "20261201_085608_b4a87b"): (["hermes", "--resume", "20261201_085608_b4a87b"], [], None),
+    # 0.19.0 resumes on the config's default model unless told (seen by make conformance)
+    ("hermes", "20261201_085608_b4a87b"): (["hermes", "--resume", "20261201_085608_b4a87b", "-m", "mock-hermes"], [],
+                                           None),
+    ("hermes", "20261201_085653_0de498"): (["hermes", "--resume", "20261201_085653_0de498", "-m", "mock-hermes-large"],
+                                           [], None),
     ("openhands", "4edae71a-93fa-4d2a-9bb9-1015b5fbb7ae"): (
         ["openhands", "--resume", "4edae71a-93fa-4d2a-9bb9-1015b5fbb7ae"], [], None),
     ("openhands", "56f484ee-8a77-4c98-92db-b16d555e00a1"): (
