@@ -125,7 +125,7 @@ def test_secrets_in_every_apps_real_format_are_neither_found_nor_shown(app, real
         assert f"zqm{i:02d}x" in hit.snippet and leaks(hit.snippet, value) == [], (app, hit.snippet)
 
     found = [json.loads(line) for line in run_cli("search", "password", "--json", env={"SESSIDX_HOME": str(home)}).stdout.splitlines()]
-    assert found[0]["id"] == session.id
+    assert session.id in {hit["id"] for hit in found}  # (a title holding `password` may rank first)
     # where the plant made it the first prompt (Amazon Q keeps a conversation a row), the title holds it
     printed = "\n".join(str(v) for hit in found for v in hit.values())  # the title (a first prompt) too
     preview = run_cli("preview", "--shell", "bash", f"{app}:{session.id}",
