@@ -132,22 +132,26 @@ def test_an_unknown_host_key_is_never_accepted(client, tmp_path):
 # Hostile rows ----------------------------------------------------------------------------------------
 
 
+GOOD_ID = "0f6c2b1e-5d4a-4c3b-9a8f-7e6d5c4b3a21"  # of Claude's form: each bad row below is bad for one reason
+
+
 def test_hostile_rows_from_a_host_are_checked_and_quoted(client, tmp_path, monkeypatch):
     from sessidx import remote
 
     bad = [
         {"app": "claude", "id": "--dangerously-skip-permissions", "mtime": 1},
         {"app": "claude", "id": "x\n-rf", "mtime": 1},
-        {"app": "rm", "id": "abcd", "mtime": 1},
-        {"app": "claude", "id": "abcd", "mtime": "soon"},
-        {"app": "claude", "id": "abcd", "cwd": "relative/../x", "mtime": 1},
+        {"app": "rm", "id": GOOD_ID, "mtime": 1},
+        {"app": "claude", "id": GOOD_ID, "mtime": "soon"},
+        {"app": "claude", "id": GOOD_ID, "cwd": "relative/../x", "mtime": 1},
+        {"app": "claude", "id": "abcd", "mtime": 1},  # not of Claude's id form
         {"app": "claude", "id": "ab'cd", "mtime": 1},
         [1, 2],
     ]
     assert [remote.valid_session("alpha", row) for row in bad] == [None] * len(bad)
-    good = remote.valid_session("alpha", {"app": "claude", "id": "abcd-1234", "cwd": "/w/$(touch x)",
+    good = remote.valid_session("alpha", {"app": "claude", "id": GOOD_ID, "cwd": "/w/$(touch x)",
                                           "title": "\x1b]0;owned\x07" + "t" * 5000, "mtime": 5})
-    assert good is not None and good.key == "@alpha/claude:abcd-1234" and len(good.title or "") == 1000
+    assert good is not None and good.key == f"@alpha/claude:{GOOD_ID}" and len(good.title or "") == 1000
 
 
 def test_a_hostile_folder_on_a_host_runs_nothing_here_or_there(client, tmp_path):
@@ -167,7 +171,7 @@ def test_a_hostile_folder_on_a_host_runs_nothing_here_or_there(client, tmp_path)
     subprocess.run(["bash", "-c", line], env={**os.environ, "PATH": os.environ["PATH"]}, stdin=subprocess.DEVNULL,
                    capture_output=True, timeout=30)
     argv, cwd = recorded(alpha.folder / "bin", "claude")
-    assert cwd == str(folder) and argv[:2] == ["--resume", s.session_id]
+    assert cwd == str(folder) and argv[:1] == [f"--resume={s.session_id}"]
     assert not list(tmp_path.glob("pwned*"))
 
 
@@ -279,7 +283,7 @@ def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bi
         sh.pick("resume me over ssh")
         sh.tmux.until_file(alpha.folder / "bin" / "claude.argv", "the stub claude on the host", timeout=30)
         argv, cwd = recorded(alpha.folder / "bin", "claude")
-        assert argv == ["--resume", s.session_id, "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
+        assert argv == [f"--resume={s.session_id}", "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
         assert cwd == str(folder)
         assert recorded(stub_bin, "claude") is None  # nothing ran here
         assert "-t alpha --" in sh.history()  # the local line is in history
