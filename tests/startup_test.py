@@ -113,7 +113,6 @@ def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
     """`sessidx pick`, as the widgets run it (on a terminal, SESSIDX_SHELL set), up to fzf
     and back from its Esc: fzf is started without `subprocess` (which loads `re` and `locale`)."""
     import os
-    import pty
 
     ClaudeSession(cwd="/w").write(home)
     assert loaded_by("build")
@@ -121,19 +120,5 @@ def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")  # reads the rows, then Esc
     fzf.chmod(0o755)
     env = {**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)}
-    probe = PROBE.replace("main(sys.argv[1:])", "exit_code = main(sys.argv[1:])")  # Esc: not an error
-    pid, terminal = pty.fork()  # a terminal of its own: the picker draws only on one
-    if pid == 0:
-        os.execve(sys.executable, [sys.executable, "-c", probe, "pick"], env)
-    shown = b""
-    while True:
-        try:
-            data = os.read(terminal, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        shown += data
-    os.waitpid(pid, 0)
-    loaded = set(shown.decode().split())
-    assert "sessidx.picker" in loaded and loaded & HEAVY == set(), shown
+    loaded = _press(env)
+    assert "sessidx.picker" in loaded and loaded & HEAVY == set(), sorted(loaded)
