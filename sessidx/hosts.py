@@ -135,22 +135,9 @@ class HostSession(Session):
                  title: str | None = None, mtime: int = 0, bytes: int | None = None, model: str | None = None,
                  effort: str | None = None, approval: str | None = None, sandbox: str | None = None,
                  path: str | None = None, archived: bool = False, origin: str | None = None) -> None:
-        # every field set here, not through Session.__init__: one call per row on the first screen
+        super().__init__(app, id, cwd, branch, title, mtime, bytes, model, effort, approval, sandbox, path, archived,
+                         origin)
         self.host = host
-        self.app = app
-        self.id = id
-        self.cwd = cwd
-        self.branch = branch
-        self.title = title
-        self.mtime = mtime
-        self.bytes = bytes
-        self.model = model
-        self.effort = effort
-        self.approval = approval
-        self.sandbox = sandbox
-        self.path = path
-        self.archived = archived
-        self.origin = origin
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return (getattr(self, name) for name in Session.__slots__)
