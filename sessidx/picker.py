@@ -334,11 +334,11 @@ def keep_launch(env: Env, shell: str, size: tuple[int, int], hosts: bool = False
     rows = rows_file(env, list_width_of(size[0]))
     if rows is None or "\0" in rows:
         return
-    from sessidx.cache import cache_dir
+    from sessidx.cache import cache_dir, folder_problem
     from sessidx.hosts import config_path
 
     folder = cache_dir(env)
-    if folder is None:
+    if folder is None or folder_problem(folder):  # the file is an argv the shell runs: a safe folder only
         return
     try:
         with open(os.path.join(folder, HOME_VARS_FILE), encoding="utf-8") as f:

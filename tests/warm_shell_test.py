@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from homes import ClaudeSession
 
 from sessidx.picker import fzf_binary
 from sessidx.quoting import quote
-from tests.conftest import require
+from tests.conftest import require, run_cli
 from tests.shell_test import HOSTILE_DIR, SHELLS, Shell, matches, session_in
 from tests.stubs import recorded, write_stub
 
@@ -156,3 +157,36 @@ def test_python_does_it_all_when_the_kept_launch_does_not_fit(warm, home, tmp_pa
     for rows in (tmp_path / "cache" / "sessidx").glob("picker-*.rows"):
         rows.unlink()
     assert warm.press_and_leave() != warm.name
+
+
+def _kept_launch(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str] | None:
+    """What keep_launch writes for bash at 120×35 after a feed kept the rows (fields)."""
+    from sessidx import picker
+    from sessidx.config import current_env
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    ClaudeSession(cwd=str(tmp_path)).write(home)
+    assert run_cli("lines").returncode == 0  # the feed keeps the rows
+    picker.keep_launch(current_env(), "bash", (120, 35))
+    launch = tmp_path / "cache" / "sessidx" / "picker-launch-bash-120x35"
+    if not launch.exists():
+        return None
+    return [f.decode() for f in launch.read_bytes().split(b"\0")[:-1]]
+
+
+def test_the_kept_launch_records_the_popup_and_what_it_depends_on(tmp_path, home, monkeypatch):
+    fields = _kept_launch(tmp_path, home, monkeypatch, SESSIDX_TMUX="1", TMUX="/tmp/tmux-1/default,1,0",
+                          SESSIDX_FZF_OPTS="--no-mouse --height='40%'")
+    assert fields is not None and fields[0] == "sessidx-launch-1"
+    stamp = fields[4:4 + int(fields[2])]
+    assert "SESSIDX_TMUX=1" in stamp and "TMUX=/tmp/tmux-1/default,1,0" in stamp
+    assert f"SESSIDX_HOME={home}" in stamp and "SESSIDX_FZF_OPTS=--no-mouse --height='40%'" in stamp
+    argv = fields[4 + int(fields[2]) + int(fields[3]):]
+    assert argv[0] == fzf_binary(None) and "--tmux=center,90%,80%" in argv
+    assert argv[-2:] == ["--no-mouse", "--height=40%"]  # split as Python splits them, last
+
+
+def test_no_launch_is_kept_in_a_folder_others_can_write(tmp_path, home, monkeypatch):
+    (tmp_path / "cache" / "sessidx").mkdir(parents=True)
+    (tmp_path / "cache" / "sessidx").chmod(0o777)
+    assert _kept_launch(tmp_path, home, monkeypatch) is None
