@@ -242,20 +242,18 @@ def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str |
 
 
 def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], home_vars: list[str]) -> None:
-    """Keep what a list drew (the rows, each after its folder and a tab: `FOLDER\tKEY\tROW`,
-    the column names' line after an empty folder) for the next key press; rewritten only when
-    it changed. The shell snippets read this file too (see `keep_launch`). A folder that holds a
-    tab or a newline is kept as empty: that row is never put first. (Not cache.write:
-    `tempfile` would load `random` and `shutil` into every feed.)"""
+    """Keep what a list drew for the next key press: the rows as fzf reads them (the column
+    names first), and beside them (`.folders`) each row's folder, a line each; rewritten only
+    when they changed. The shell snippets read both (see `keep_launch`). A folder that holds a
+    newline is kept as empty: that row is never put first. (Not cache.write: `tempfile` would
+    load `random` and `shutil` into every feed.)"""
     path = rows_file(env, width, home_vars)
-    if path is None:
+    if path is None or len(cwds) != len(lines) - 1:
         return
-    folders = ["", *("" if not c or "\t" in c or "\n" in c else c for c in cwds)]
-    if len(folders) != len(lines):
-        return
+    folders = "".join(f"{'' if not c or chr(10) in c else c}\n" for c in cwds)
     _write_if_changed(os.path.join(os.path.dirname(path), HOME_VARS_FILE), " ".join(home_vars).encode())
-    kept = "".join(f"{folder}\t{line}\n" for folder, line in zip(folders, lines, strict=True))
-    _write_if_changed(path, kept.encode("utf-8", "surrogateescape"))
+    _write_if_changed(path + ".folders", folders.encode("utf-8", "surrogateescape"))  # first: a reader
+    _write_if_changed(path, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))  # checks counts
 
 
 def _write_if_changed(path: str, data: bytes) -> None:
@@ -285,17 +283,11 @@ def first_rows(env: Env, width: int, here: str | None) -> bytes | None:
         return None
     from sessidx.cache import read
 
-    data, _ = read(path)
-    if not data or not data.startswith(b"\t"):
+    rows, _ = read(path)
+    if not rows:
         return None
-    folders, rows = [], []
-    for kept in data.rstrip(b"\n").split(b"\n"):
-        folder, tab, row = kept.partition(b"\t")
-        if not tab:
-            return None
-        folders.append(folder)
-        rows.append(row)
-    return here_first(b"\n".join(rows) + b"\n", folders[1:], here)
+    folders, _ = read(path + ".folders")
+    return here_first(rows, (folders or b"").split(b"\n")[:-1], here)
 
 
 def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:

@@ -57,8 +57,13 @@ if [[ $- == *i* ]]; then
       [[ $launch -nt ${w[i]-} ]] || return 1
     done
     [[ -x ${w[i]-} ]] || return 1
-    out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk "$__sessidx_here_first" "${w[1]}" |
-      SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}")
+    # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
+    if [[ $PWD != *$'\n'* ]] && LC_ALL=C \command grep -qxF -- "$PWD" "${w[1]}.folders" 2> /dev/null; then
+      out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk "$__sessidx_here_first" "${w[1]}.folders" "${w[1]}" |
+        SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}")
+    else
+      out=$(SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}" < "${w[1]}")
+    fi
     case $? in
       0) ;;
       1 | 130) return 0 ;; # no match; Esc or Ctrl-C
@@ -75,11 +80,12 @@ if [[ $- == *i* ]]; then
     return 0
   }
 
-  # awk over the kept rows (FOLDER<tab>ROW): the column names, this folder's rows, the rest.
+  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
   # shellcheck disable=SC2016 # awk's own $0, not the shell's
   __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
-    { t = index($0, "\t"); f = substr($0, 1, t - 1); r = substr($0, t + 1)
-      if (NR == 1 || (f == here && here != "")) print r; else rest[n++] = r }
+    NR == FNR { mine[FNR] = ($0 == here); next }
+    FNR == 1 || mine[FNR - 1] { print; next }
+    { rest[n++] = $0 }
     END { for (k = 0; k < n; k++) print rest[k] }'
 
   function __sessidx_restore {

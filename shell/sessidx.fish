@@ -77,8 +77,14 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
             set i (math $i + 1)
         end
         test -x "$w[$i]"; or return 1
-        set -l out (__SESSIDX_HERE=$PWD LC_ALL=C command awk $__sessidx_here_first $w[2] |
-            SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1])
+        # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
+        set -l out
+        if not string match -q -- '*'\n'*' $PWD; and LC_ALL=C command grep -qxF -- $PWD $w[2].folders 2>/dev/null
+            set out (__SESSIDX_HERE=$PWD LC_ALL=C command awk $__sessidx_here_first $w[2].folders $w[2] |
+                SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1])
+        else
+            set out (SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1] <$w[2])
+        end
         switch $status
             case 0
             case 1 130 # no match; Esc or Ctrl-C
@@ -98,10 +104,11 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
         return 0
     end
 
-    # awk over the kept rows (FOLDER<tab>ROW): the column names, this folder's rows, the rest.
+    # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
     set -g __sessidx_here_first 'BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
-    { t = index($0, "\t"); f = substr($0, 1, t - 1); r = substr($0, t + 1)
-      if (NR == 1 || (f == here && here != "")) print r; else rest[n++] = r }
+    NR == FNR { mine[FNR] = ($0 == here); next }
+    FNR == 1 || mine[FNR - 1] { print; next }
+    { rest[n++] = $0 }
     END { for (k = 0; k < n; k++) print rest[k] }'
 
     # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.

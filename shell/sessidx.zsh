@@ -61,8 +61,13 @@ if [[ -o interactive ]]; then
       [[ ! -e ${w[i]} || $launch -nt ${w[i]} ]] || return 1 # zsh: never newer than nothing
     done
     [[ -x ${w[i]-} ]] || return 1
-    out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk $__sessidx_here_first ${w[2]} |
-      SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}")
+    # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
+    if [[ $PWD != *$'\n'* ]] && LC_ALL=C \command grep -qxF -- $PWD ${w[2]}.folders 2> /dev/null; then
+      out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk $__sessidx_here_first ${w[2]}.folders ${w[2]} |
+        SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}")
+    else
+      out=$(SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}" < ${w[2]})
+    fi
     case $? in
       0) ;;
       1 | 130) return 0 ;; # no match; Esc or Ctrl-C
@@ -79,10 +84,11 @@ if [[ -o interactive ]]; then
     return 0
   }
 
-  # awk over the kept rows (FOLDER<tab>ROW): the column names, this folder's rows, the rest.
+  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
   __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
-    { t = index($0, "\t"); f = substr($0, 1, t - 1); r = substr($0, t + 1)
-      if (NR == 1 || (f == here && here != "")) print r; else rest[n++] = r }
+    NR == FNR { mine[FNR] = ($0 == here); next }
+    FNR == 1 || mine[FNR - 1] { print; next }
+    { rest[n++] = $0 }
     END { for (k = 0; k < n; k++) print rest[k] }'
 
   # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too. (`function NAME`:

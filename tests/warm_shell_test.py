@@ -64,6 +64,8 @@ class Warm(Shell):
         deadline = time.monotonic() + 15
         while len(self.parents()) <= before and time.monotonic() < deadline:
             time.sleep(0.05)
+        while not list((self.tmp / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
+            time.sleep(0.05)
         time.sleep(0.3)  # the feed's reload-sync: its rows kept
         self.tmux.send("Escape")
         self.tmux.until(lambda s: "session>" not in s, "the picker to close")
@@ -72,7 +74,7 @@ class Warm(Shell):
     def until_warm(self) -> list[str]:
         """Presses until the shell itself started fzf (the first ones are Python's)."""
         seen = [self.press_and_leave()]
-        while seen[-1] != self.name and len(seen) < 4:
+        while seen[-1] != self.name and len(seen) < 5:
             seen.append(self.press_and_leave())
         return seen
 
