@@ -305,10 +305,12 @@ def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:
 
 # The warm key press runs no Python before fzf: the shell snippet starts fzf itself, with the
 # argv that the last Python launch for this shell and terminal size wrote here, over the kept
-# rows (this folder's first, by awk), and runs `sessidx resume` after Enter. It falls back to
-# `sessidx pick` whenever the file does not fit: another format, terminal size, shell, any of
-# the variables below or the homes' variables, a sessidx or hosts file newer than it, a folder
-# or file not owned by the user, or fzf not executable. File: NUL-terminated fields, in order:
+# rows (this folder's first: awk, when grep finds it in `.folders`), and runs `sessidx resume`
+# after Enter. It falls back to `sessidx pick` whenever the file does not fit: another format,
+# terminal size, shell, any of the variables below or the homes' variables, a sessidx or hosts
+# file newer than it, a folder or file not owned by the user, or fzf not executable or failing
+# to start. The key stays the row's hidden first field, as in Python's own launch, so Enter
+# resumes the row shown. File: NUL-terminated fields, in order:
 # the format, the rows file, the number of variables, the number of paths, each variable as
 # NAME=VALUE (unset and empty alike), each path it must be newer than, then fzf's argv.
 LAUNCH_FORMAT = "sessidx-launch-1"
