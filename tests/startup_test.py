@@ -148,3 +148,28 @@ def test_the_guard_on_a_move_can_fail(home):
     ClaudeSession(cwd="/w").write(home)
     assert "argparse" in loaded_by("check", "--", "claude:nothing")
 
+
+def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path):
+    """The start-up boundary (sessidx/cli.py's docstring): `TYPE_CHECKING = False`, the
+    stand-in for typing's, belongs to the modules a key press loads; every other module is plain
+    Python and imports typing's own."""
+    import os
+
+    from tests.conftest import ROOT
+
+    key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
+    ClaudeSession(cwd="/w", prompt="Fix the flaky login test", session_id=key.split(":")[1]).write(home)
+    assert loaded_by("search", "--refresh") is not None
+    fzf = tmp_path / "fzf"
+    fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
+    fzf.chmod(0o755)
+    hot = _press({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
+    for args in (["list"], ["lines"], ["lines", "--content", "flaky login"], ["preview", "--shell", "bash", key],
+                 ["check", key]):
+        hot |= loaded_by(*args)
+    tricked = set()
+    for path in (ROOT / "sessidx").rglob("*.py"):
+        if "TYPE_CHECKING = False" in path.read_text():
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            tricked.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert "sessidx.model" in tricked and tricked - hot == set()
