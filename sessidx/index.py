@@ -15,6 +15,8 @@ import sys
 import time
 
 from sessidx import __version__, cache
+from sessidx.apps import HOME_VARS, app_named
+from sessidx.apps.base import report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
@@ -52,8 +54,6 @@ def cache_path(env: Env) -> str | None:
     folder = cache.cache_dir(env)
     if folder is None:
         return None
-    from sessidx.apps import HOME_VARS
-
     homes = "\0".join([env.home] + [f"{k}={env.vars[k]}" for k in HOME_VARS if k in env.vars])
     return os.path.join(folder, f"index-{_fnv1a(homes.encode('utf-8', 'surrogateescape')):08x}.marshal")
 
@@ -174,8 +174,6 @@ def cached_session(env: Env, key: str) -> Session | None:
             found = _checked(app, part[1], [source_key])
             session = next((s for s in found or [] if s.id == sid), None)
             # about to become a command line: the app's full id grammar, as when its store is read
-            from sessidx.apps import app_named
-
             owner = app_named(app)
             return session if session is not None and owner is not None and id_fits(owner.id_pattern, sid) else None
     return None
@@ -230,8 +228,6 @@ def _newest_row(item: tuple[Any, list[list[Any]]]) -> tuple[int, str, str]:
 
 def _read(source: Source, app: App) -> tuple[list[Session], list[str]]:
     """A source's sessions and what went wrong reading it: bad input is skipped, never raised."""
-    from sessidx.apps.base import report, take_reports
-
     take_reports()
     try:
         loaded = source.read()
