@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
+from sessidx import __version__
+from sessidx.cache import _remove_stale_temps, cache_dir, read
 from sessidx.errors import Cancelled, SessidxError
+from sessidx.render import list_width, preview_window, prompt_of
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -128,8 +131,6 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
             note: str | None = None, tmux: str | None = None, cold: bool = False,
             size: tuple[int, int] = (200, 50), hosts: bool = False) -> Picked:
     """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
-    from sessidx.render import preview_window, prompt_of
-
     me = self_command()
     note_gone = f"change-header({HEADER})+unbind(load)"
     help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
@@ -214,9 +215,6 @@ HOME_VARS_FILE = "picker-home-vars"
 def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str | None:
     """Where the rendered rows for this env and list width live (None: no cache folder, or no
     record yet of which variables move the homes)."""
-    from sessidx import __version__
-    from sessidx.cache import cache_dir
-
     folder = cache_dir(env)
     if folder is None:
         return None
@@ -246,8 +244,6 @@ def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], ho
 
 
 def _write_if_changed(path: str, data: bytes) -> None:
-    from sessidx.cache import _remove_stale_temps, read
-
     if read(path)[0] == data:
         return
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -270,8 +266,6 @@ def first_rows(env: Env, width: int, here: str | None) -> bytes | None:
     path = rows_file(env, width)
     if path is None:
         return None
-    from sessidx.cache import read
-
     data, _ = read(path)
     if not data or b"\0" not in data:
         return None
@@ -313,8 +307,6 @@ def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | N
 
 
 def list_width_of(columns: int) -> int:
-    from sessidx.render import list_width
-
     return list_width(columns)
 
 
