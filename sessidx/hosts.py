@@ -22,7 +22,9 @@ import os
 import sys
 
 from sessidx import cache
+from sessidx.errors import SessidxError
 from sessidx.model import Session
+from sessidx.render import clean
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -109,8 +111,6 @@ def configured(env: Env) -> tuple[list[Host], list[str]]:
 
 def host_named(env: Env, name: str) -> Host:
     """`name` as a host: `all` is not one; any valid name is (it need not be configured)."""
-    from sessidx.errors import SessidxError
-
     host = parse_host(name)
     if host is None:
         raise SessidxError(f"not a host name: {name!r}")
@@ -254,8 +254,6 @@ def ssh_command(env: Env) -> list[str]:
         return ["ssh"]
     import shlex
 
-    from sessidx.errors import SessidxError
-
     try:
         words = shlex.split(given)
     except ValueError as exc:
@@ -355,8 +353,6 @@ def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float) -
 
 def failure(host: Host, reply: Reply, wait: float) -> str | None:
     """Why a call failed, as a note naming the host; None when ssh itself did its part."""
-    from sessidx.render import clean
-
     if reply.code is None:
         return f"{host.name} did not answer within {wait:g} s"
     if reply.code != 255:
