@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, said_in, stamp_or_none, tool_words
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, said_in, stamp_or_none, tool_words
 from sessidx.model import Session
 from sessidx.readers import json_value, subdirs, text
 
@@ -98,7 +98,6 @@ def _said(message: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def load_chat(db: str, chat_id: str, cwd: str | None) -> list[Session]:
-    from sessidx.apps.base import SourceError
     from sessidx.sqlite_snapshot import StoreError, snapshot
 
     try:
