@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import time
 
+from sessidx.cache import cache_dir, folder_problem
+from sessidx.errors import SessidxError
+
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     import sqlite3
@@ -42,8 +45,6 @@ def enabled(env: Env) -> bool:
 
 
 def db_path(env: Env) -> str | None:
-    from sessidx.cache import cache_dir
-
     folder = cache_dir(env)
     return os.path.join(folder, "content.sqlite") if folder else None
 
@@ -83,8 +84,6 @@ class _HalfMade(sqlite3.OperationalError):
 
 
 def _check_folder(folder: str) -> None:
-    from sessidx.cache import folder_problem
-
     os.makedirs(folder, mode=0o700, exist_ok=True)
     if problem := folder_problem(folder):
         raise OSError(problem)
@@ -144,8 +143,6 @@ def _create(db: sqlite3.Connection) -> None:
 
 def open_index(env: Env, notes: list[str] | None = None) -> sqlite3.Connection:
     """The index, or SessidxError saying why not (turned off, no cache folder, a broken file)."""
-    from sessidx.errors import SessidxError
-
     if not enabled(env):
         raise SessidxError("content search is off (SESSIDX_CONTENT=0)")
     try:
