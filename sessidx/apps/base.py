@@ -8,7 +8,7 @@ from sessidx.model import Fields
 from sessidx.readers import files, is_wrapper, json_value, read_small_json, stamp
 from sessidx.tool_output import gist
 
-TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, Protocol

@@ -31,7 +31,7 @@ from sessidx.config import current_env
 from sessidx.model import Session
 from sessidx.readers import Record, files, is_wrapper, mtime_ms, open_transcript, scan, stamp, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterator

@@ -26,7 +26,7 @@ from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, said_in
 from sessidx.model import Session
 from sessidx.readers import json_value, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
