@@ -9,7 +9,7 @@ from sessidx.content.query import query_note, search, words_of
 from sessidx.content.store import KEYSTROKE_WAIT, DatabaseError, open_index, wait_for_indexer
 from sessidx.errors import SessidxError
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -8,7 +8,7 @@ from sessidx.model import Session
 from sessidx.readers import json_value
 from sessidx.redact import mask
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -8,7 +8,7 @@ import time
 from sessidx.cache import cache_dir, folder_problem
 from sessidx.errors import SessidxError
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
