@@ -14,7 +14,7 @@ import os
 
 from sessidx.readers import open_regular
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from sessidx.config import Env
 

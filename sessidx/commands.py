@@ -17,7 +17,7 @@ from sessidx.index import Index, cache_path, cached_session, from_cache, load
 from sessidx.model import Session
 from sessidx.readers import git_branch, git_common_dir
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

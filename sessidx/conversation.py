@@ -12,7 +12,7 @@ from sessidx.readers import json_value, open_regular
 from sessidx.redact import mask
 from sessidx.tool_output import raw_gist
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import Any

@@ -26,7 +26,7 @@ from sessidx.errors import SessidxError
 from sessidx.model import Session
 from sessidx.render import clean
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from sessidx.config import Env
 

@@ -20,7 +20,7 @@ from sessidx.apps.base import report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

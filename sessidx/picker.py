@@ -16,7 +16,7 @@ from sessidx.cache import _remove_stale_temps, cache_dir, read
 from sessidx.errors import Cancelled, SessidxError
 from sessidx.render import list_width, preview_window, prompt_of
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable
 
