@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from sessidx.cache import cache_dir, folder_problem
@@ -262,8 +263,6 @@ def start_refresh(env: Env) -> bool:
     """`sessidx search --refresh` in the background, holding the lock from this moment on;
     False when another sessidx is indexing already."""
     import subprocess
-    import sys
-
     try:
         taken = lock(env)
     except (Busy, OSError):
