@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from sessidx import render
 from sessidx.apps import APPS, HOME_VARS
@@ -439,8 +440,6 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
 
 def _progress_bar(progress: Any) -> None:
     """One line on stderr, redrawn: sources and MB done, and what is left."""
-    import time
-
     done_mb, total_mb = progress.done_bytes / 2**20, progress.total_bytes / 2**20
     elapsed = time.monotonic() - progress.started
     left = elapsed * (progress.total_bytes - progress.done_bytes) / max(progress.done_bytes, 1)

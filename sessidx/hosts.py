@@ -18,7 +18,9 @@ This module is on the key press's path (the cached rows): it imports nothing hea
 
 from __future__ import annotations
 
+import marshal
 import os
+import stat
 import sys
 
 from sessidx import cache
@@ -194,8 +196,6 @@ class Heard:
 def read_cache(env: Env, host: Host) -> Heard:
     """The host's cached rows, type-checked row by row (they were checked field by field when
     they arrived); anything wrong with the file means no rows, never an error."""
-    import marshal
-
     data, _ = cache.read(cache_file(env, host))
     try:
         loaded = marshal.loads(data) if data else None
@@ -222,8 +222,6 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
 
 
 def write_cache(env: Env, heard: Heard) -> str | None:
-    import marshal
-
     rows = [[heard.host.name, *s] for s in heard.sessions]
     data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
             "at": heard.at}
@@ -268,8 +266,6 @@ def control_dir(env: Env) -> str | None:
     """A folder of ours (mode 0700, owned by us, not a link) for the shared connections'
     sockets, short enough for a socket path: `$XDG_RUNTIME_DIR/sessidx`, else the cache
     folder's `ssh/`, else `/tmp/sessidx-<uid>`. None when no such folder can be had."""
-    import stat
-
     runtime = env.get("XDG_RUNTIME_DIR")
     choices = [os.path.join(runtime, "sessidx")] if runtime and os.path.isabs(runtime) else []
     if (folder := cache.cache_dir(env)) is not None:
