@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 from sessidx import __version__
 from sessidx.render import terminal_width
-from sessidx.when import HELP
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -39,6 +38,8 @@ def _list(s: argparse.ArgumentParser, optional_query: bool = True) -> None:
 
 
 def _dates(s: argparse.ArgumentParser) -> None:
+    from sessidx.when import HELP  # only the parsers with --since load it
+
     s.add_argument("--since", metavar="WHEN", help=f"only sessions used since WHEN: {HELP}")
     s.add_argument("--until", metavar="WHEN", help="only sessions last used before WHEN (a date: up to its end)")
 
