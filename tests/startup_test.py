@@ -164,8 +164,8 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path):
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
     fzf.chmod(0o755)
     hot = _press({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
-    for args in (["list"], ["lines"], ["lines", "--content", "flaky login"], ["preview", "--shell", "bash", key],
-                 ["check", key]):
+    for args in (["list"], ["lines"], ["lines", "--stream"], ["lines", "--content", "flaky login"],
+                 ["preview", "--shell", "bash", key], ["check", key]):
         hot |= loaded_by(*args)
     tricked = set()
     for path in (ROOT / "sessidx").rglob("*.py"):
