@@ -22,6 +22,8 @@ import marshal
 import os
 import stat
 import sys
+from itertools import repeat, starmap
+from operator import attrgetter
 
 from sessidx import cache
 from sessidx.errors import SessidxError
@@ -204,8 +206,6 @@ def read_cache(env: Env, host: Host) -> Heard:
     if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
             or type(loaded.get("rows")) is not list):
         return Heard(host, [])
-    from itertools import repeat, starmap
-
     rows = loaded["rows"]
     # checked in bulk, as index._checked does: each distinct signature of field types once
     if not (set(map(type, rows)) <= {list} and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
@@ -237,8 +237,6 @@ def cached_sessions(env: Env, app: str | None = None) -> list[HostSession]:
 
 
 def newest_first(sessions: list[Session]) -> list[Session]:
-    from operator import attrgetter
-
     return sorted(sessions, key=attrgetter("mtime"), reverse=True)
 
 

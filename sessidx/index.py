@@ -13,6 +13,8 @@ import marshal
 import os
 import sys
 import time
+from itertools import chain, repeat, starmap
+from operator import attrgetter, itemgetter
 
 from sessidx import __version__, cache
 from sessidx.apps import HOME_VARS, app_named
@@ -186,8 +188,6 @@ def _refresh_app(app: App, sources: list[Source], part: list[dict[Any, Any]] | N
 
     Unchanged sources are found with set operations on (key, stamp) pairs, so a warm run does
     no Python-level work per source beyond the app's own stat."""
-    from operator import attrgetter
-
     name = app.name
     old_stamps, old_rows, old_notes = part or ({}, {}, {})
     current = dict(map(attrgetter("key", "stamp"), sources))
@@ -264,9 +264,6 @@ def _checked(app: str, rows_by_key: dict[Any, Any], keys: Iterable[Any]) -> list
     """The sessions cached under `keys`, or None if any row is damaged. Checked in bulk with
     the loops in C: each row's field types form a signature, and each distinct signature (rows
     share a handful) is checked once in Python."""
-    from itertools import chain, repeat, starmap
-    from operator import itemgetter
-
     try:
         row_lists = list(map(rows_by_key.__getitem__, keys))
         if not set(map(type, row_lists)) <= {list}:
@@ -336,8 +333,6 @@ def _valid(sessions: list[Session], key: str, notes: list[str], app: App) -> lis
 
 def _newest_first(sessions: list[Session]) -> list[Session]:
     """Newest first; sessions of the same millisecond by app and id, so the order is stable."""
-    from operator import attrgetter
-
     mtimes = list(map(attrgetter("mtime"), sessions))
     if mtimes == sorted(mtimes, reverse=True) and len(sessions) > 1:
         keys = list(map(attrgetter("mtime", "app", "id"), sessions))
