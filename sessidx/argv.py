@@ -7,6 +7,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from sessidx import __version__
+from sessidx.render import terminal_width
+
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
@@ -16,8 +19,6 @@ class _Formatter(argparse.HelpFormatter):
     to ask for the terminal size each time: 20 ms of a 60 ms `list`. Ask the terminal once."""
 
     def __init__(self, prog: str) -> None:
-        from sessidx.render import terminal_width
-
         super().__init__(prog, width=max(40, terminal_width(102) - 2))
 
 
@@ -37,7 +38,7 @@ def _list(s: argparse.ArgumentParser, optional_query: bool = True) -> None:
 
 
 def _dates(s: argparse.ArgumentParser) -> None:
-    from sessidx.when import HELP
+    from sessidx.when import HELP  # only the parsers with --since load it
 
     s.add_argument("--since", metavar="WHEN", help=f"only sessions used since WHEN: {HELP}")
     s.add_argument("--until", metavar="WHEN", help="only sessions last used before WHEN (a date: up to its end)")
@@ -145,8 +146,6 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
 def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """Only the named command's parser is built when it is known: every argparse parser and
     argument costs start-up time, and `list` runs on a key press."""
-    from sessidx import __version__
-
     p = _Parser(prog="sessidx", description="Find and resume any coding-agent session.", formatter_class=_Formatter)
     p.add_argument("-V", "--version", action="version", version=f"sessidx {__version__}")
     # prog given: otherwise argparse builds a help formatter (and imports shutil) on every run

@@ -11,10 +11,11 @@ a folder that cannot be made or written: all mean "no cache" plus one line that 
 from __future__ import annotations
 
 import os
+import time
 
 from sessidx.readers import open_regular
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from sessidx.config import Env
 
@@ -103,8 +104,6 @@ def _remove(path: str) -> None:
 
 def _remove_stale_temps(folder: str, prefix: str) -> None:
     """Temp files left by runs that were killed mid-write (a live writer's is seconds old)."""
-    import time
-
     limit = time.time() - STALE_TEMP_SECONDS
     try:
         with os.scandir(folder) as entries:

@@ -1,12 +1,40 @@
-"""The command line: parse, dispatch to `commands`, map errors to exit codes. No logic here."""
+"""The command line: parse, dispatch to `commands`, map errors to exit codes. No logic here.
+
+The start-up boundary. These commands run on a key press, a new process each time, so what
+they import is most of their time (fzf itself starts in a few milliseconds):
+
+    sessidx pick                 the key press (the shell widgets)
+    sessidx lines                fzf's reload: the fresh list under the kept rows
+    sessidx lines --content Q    each keystroke in content mode (Ctrl-F)
+    sessidx preview --shell S ID each move in the picker
+    sessidx check [--allow-permissive] ID    Enter and Alt-Enter
+    sessidx list                 the list without a terminal
+
+`_parse` reads them without argparse (whose import and parser cost a tenth of a `list`), and
+`main` imports a command's module only once the command is chosen: the laziness is here.
+
+The modules these commands load (`sessidx`, `apps/*`, `cache`, `commands`, `config`, `errors`,
+`hosts`, `index`, `model`, `picker`, `readers`, `render`, `shells`, `tool_output`; `preview` and
+`check` add `clihelp`, `conversation`, `quoting`, `redact`, `resume`, `search`; a keystroke
+`content/*`) keep to builtins and cheap stdlib modules at their top (`os`, `sys`, `stat`,
+`time`, ...; not `typing`, `dataclasses`, `pathlib`, `re`, `json`: importing `typing` alone
+cost more than listing 1,000 sessions), name their types behind `TYPE_CHECKING = False` (mypy
+reads it as typing's), and import inside a function only what that function alone needs (a
+parser on a cold cache, `json` for `--json`). tests/startup_test.py pins what each loads.
+Every other module (`argv`, `remote`, `terminal`, `sqlite_snapshot`, `content/reading`, ...)
+is plain Python: imports at the top, `typing`, dataclasses.
+"""
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
 
+from sessidx.config import current_env
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # the start-up boundary: see above
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
@@ -42,6 +70,10 @@ def _parse(argv: list[str]) -> Any:
     # the picker's content mode, on every keystroke: `lines --content QUERY`
     if len(argv) == 3 and argv[:2] == ["lines", "--content"]:
         return Args(command="lines", app=None, here=False, repo=False, content=argv[2], stream=False)
+    # Enter and Alt-Enter: `check ID`, `check --allow-permissive ID`
+    if argv[:1] == ["check"] and argv[1:-1] in ([], ["--allow-permissive"]) and len(argv) > 1 \
+            and not argv[-1].startswith("-"):
+        return Args(command="check", id=argv[-1], allow_permissive=len(argv) == 3)
     from sessidx.argv import parser
 
     return parser(argv).parse_args(argv, namespace=Args())
@@ -63,14 +95,10 @@ def _cannot_write(exc: OSError) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     # A short-lived process that builds thousands of small objects: the cyclic collector only
     # costs time here (about a quarter of a warm `list`), and reference counting frees the rest.
-    import gc
-
     gc.disable()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = _parse(argv)
-        from sessidx.config import current_env
-
         env = current_env()
         if args.command == "lines" and getattr(args, "content", None) is not None:
             from sessidx.content.feed import feed  # a keystroke in content mode: not even `commands`
@@ -151,16 +179,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _quiet_stdout() -> None:
     """`sessidx list | head`: the reader left; what is still buffered goes nowhere, quietly."""
-    import os
-
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _standard_streams() -> None:
     """Make fds 0-2 usable and sys.stdout/stderr real: `sessidx list >&-` or `2>&-` must neither
     crash nor, worse, send a message meant for stderr to stdout, which the shell function runs."""
-    import os
-
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -186,8 +210,6 @@ def _utf8_mode() -> None:
     locale: a `日本` folder recorded by an agent is found on disk, and nothing fails to print.
     Output is UTF-8 (what the names on disk are). A UTF-8 locale, the norm, skips this.
     PYTHONUTF8, not `-X utf8`: fzf's preview and reload, children of this process, inherit it."""
-    import os
-
     if sys.flags.utf8_mode or sys.getfilesystemencoding() == "utf-8" or os.environ.get("PYTHONUTF8") == "1":
         return  # already, or the re-run could not turn it on: one try only
     os.environ["PYTHONUTF8"] = "1"
@@ -204,8 +226,6 @@ def run() -> None:
     one, only delays the prompt. Output is flushed first; nothing else needs the teardown
     (no atexit handlers, no temp files left open). In-process callers use `main`.
     """
-    import os
-
     _utf8_mode()
     _standard_streams()
     try:

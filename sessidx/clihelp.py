@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+from sessidx import cache
+
 HELP_TIMEOUT = 30.0  # for the help and the version together, run side by side
 # Where the agent CLIs keep their state; all of them point into the probe's throwaway home.
 _HOME_VARIABLES = ("HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "COPILOT_HOME", "CLINE_DIR",
@@ -112,8 +114,6 @@ def _key(binary: str, help_args: tuple[str, ...]) -> str | None:
 
 
 def _cached(store: str | None, key: str) -> HelpText | None:
-    from sessidx import cache
-
     data, _ = cache.read(store)
     found = _entries(data).get(key)
     return HelpText(found[0], found=True, version=found[1] or None) if found else None
@@ -131,8 +131,6 @@ def _entries(data: bytes | None) -> dict[str, list[str]]:
 
 
 def _probe_and_store(binary: str, help_args: tuple[str, ...], store: str | None, key: str) -> HelpText:
-    from sessidx import cache
-
     probed, version = _probe(binary, help_args)
     if probed is None:
         return HelpText("", found=True, version=version, known=False)  # not cached: try again next time

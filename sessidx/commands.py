@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from sessidx import render
-from sessidx.apps import APPS
+from sessidx.apps import APPS, HOME_VARS
 from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError
-from sessidx.index import Index, load
+from sessidx.index import Index, cache_path, cached_session, from_cache, load
 from sessidx.model import Session
+from sessidx.readers import git_branch, git_common_dir
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -113,11 +115,8 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
     from sessidx.resume import make_plan
     from sessidx.search import resolve
 
-    if not fresh and ":" in ident:
-        from sessidx.index import cached_session
-
-        if (found := cached_session(env, ident)) is not None:  # the picker's own `app:id`
-            return found, make_plan(found, env, allow_permissive, wait_for_cli)
+    if not fresh and ":" in ident and (found := cached_session(env, ident)) is not None:  # the picker's `app:id`
+        return found, make_plan(found, env, allow_permissive, wait_for_cli)
     try:
         session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
     except SessidxError:
@@ -207,8 +206,6 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
 
     if not has_tty():
         return list_sessions(env, out, query)  # no terminal to draw on: a plain list instead
-    from sessidx.index import from_cache
-
     shell_name = detect_shell(shell, env.vars)
     size = terminal_size()
     width = render.list_width(size[0])
@@ -290,8 +287,6 @@ def _in_scope(sessions: list[Session], scope: str | None, here: str | None) -> l
         return sessions
     if scope == "here":
         return [s for s in sessions if s.cwd == here]
-    from sessidx.readers import git_common_dir
-
     ours = git_common_dir(here)
     if ours is None:  # not in a repository: this folder and below
         return [s for s in sessions if s.cwd and (s.cwd == here or s.cwd.startswith(here.rstrip("/") + "/"))]
@@ -336,7 +331,6 @@ def _with_hosts(env: Env, sessions: list[Session], app: str | None = None) -> li
 def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) -> list[str | None]:
     """Keep `lines` (the whole list, rendered) for the next key press's first screen; returns
     each row's folder."""
-    from sessidx.apps import HOME_VARS
     from sessidx.picker import save_rows
 
     by_key = {s.key: s.cwd for s in sessions}
@@ -374,8 +368,6 @@ def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
     `✗ loose mode`, `⎇ now main`), by the checks a resume makes, in its order: the app's own
     plan (without probing the CLI), the folder, the branch. One look per
     distinct folder, not per session; made by the feeds, never on the first screen."""
-    from sessidx.readers import git_branch
-
     folders = {s.cwd for s in sessions if s.cwd}
     gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
     branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
@@ -405,7 +397,7 @@ def picker_stream(env: Env, out: Out) -> int:
     """The first press ever (no cache yet): the sessions go to fzf newest first across every
     app, in fixed columns, as soon as each app is read; the next press finds them cached and
     sorted. Never a blank screen, and no wait for the slowest app."""
-    from sessidx.index import build
+    from sessidx.index import build  # not at the top: this module has a `build` of its own
 
     here = os.environ.get("PWD")
     width = _list_width(env)
@@ -435,7 +427,6 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
     except Busy:
         return None
     from sessidx.content.unchanged import listing_stamp, remember, unchanged
-    from sessidx.index import cache_path
 
     with held:
         sessions = _index(env, announce=announce).sessions
@@ -452,8 +443,6 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
 
 def _progress_bar(progress: Any) -> None:
     """One line on stderr, redrawn: sources and MB done, and what is left."""
-    import time
-
     done_mb, total_mb = progress.done_bytes / 2**20, progress.total_bytes / 2**20
     elapsed = time.monotonic() - progress.started
     left = elapsed * (progress.total_bytes - progress.done_bytes) / max(progress.done_bytes, 1)

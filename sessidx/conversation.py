@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 
 from sessidx.model import Session
-from sessidx.readers import json_value
+from sessidx.readers import json_value, open_regular
+from sessidx.redact import mask
 from sessidx.tool_output import raw_gist
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import Any
@@ -32,8 +33,6 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
     without being held, and long ones showing a `skip` marker (a tool's output) are not parsed:
     a ToolGist of their head and tail stands for the record; a last line without its newline
     (being written) is left for next time."""
-    from sessidx.readers import open_regular
-
     f = open_regular(path)
     if f is None:
         yield -start, None
@@ -129,8 +128,6 @@ def lines_holding(path: str, places: Sequence[int], words: list[bytes], keep: in
     most of `words` (lower case), best first. Each is glanced at (its first GLANCE bytes);
     only when no glance holds a word are the long ones read on, LONG_LOOK bytes in all.
     A line over LINE_CAP is left out."""
-    from sessidx.readers import open_regular
-
     f = open_regular(path)
     if f is None:
         return []
@@ -190,8 +187,6 @@ def recent(session: Session, app: Any, exchanges: int = 3) -> list[tuple[str, st
             said = list(app.conversation(session))
         except Exception:  # a broken document: no conversation shown, the plan still is
             return []
-    from sessidx.redact import mask
-
     prompts = [i for i, (role, _) in enumerate(said) if role == "user"]
     shown = said[prompts[-exchanges]:] if len(prompts) >= exchanges else said
     return [(role, mask(text)) for role, text in shown]  # as shown in the preview: no secret
@@ -213,8 +208,6 @@ def _line_after(path: str, offset: int) -> int:
     """The start of the first whole line at or after `offset`."""
     if offset == 0:
         return 0
-    from sessidx.readers import open_regular
-
     f = open_regular(path)
     if f is None:
         return offset

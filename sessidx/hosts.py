@@ -18,13 +18,19 @@ This module is on the key press's path (the cached rows): it imports nothing hea
 
 from __future__ import annotations
 
+import marshal
 import os
+import stat
 import sys
+from itertools import repeat, starmap
+from operator import attrgetter
 
 from sessidx import cache
+from sessidx.errors import SessidxError
 from sessidx.model import Session
+from sessidx.render import clean
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from sessidx.config import Env
 
@@ -109,8 +115,6 @@ def configured(env: Env) -> tuple[list[Host], list[str]]:
 
 def host_named(env: Env, name: str) -> Host:
     """`name` as a host: `all` is not one; any valid name is (it need not be configured)."""
-    from sessidx.errors import SessidxError
-
     host = parse_host(name)
     if host is None:
         raise SessidxError(f"not a host name: {name!r}")
@@ -194,8 +198,6 @@ class Heard:
 def read_cache(env: Env, host: Host) -> Heard:
     """The host's cached rows, type-checked row by row (they were checked field by field when
     they arrived); anything wrong with the file means no rows, never an error."""
-    import marshal
-
     data, _ = cache.read(cache_file(env, host))
     try:
         loaded = marshal.loads(data) if data else None
@@ -204,8 +206,6 @@ def read_cache(env: Env, host: Host) -> Heard:
     if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
             or type(loaded.get("rows")) is not list):
         return Heard(host, [])
-    from itertools import repeat, starmap
-
     rows = loaded["rows"]
     # checked in bulk, as index._checked does: each distinct signature of field types once
     if not (set(map(type, rows)) <= {list} and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
@@ -222,8 +222,6 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
 
 
 def write_cache(env: Env, heard: Heard) -> str | None:
-    import marshal
-
     rows = [[heard.host.name, *s] for s in heard.sessions]
     data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
             "at": heard.at}
@@ -239,8 +237,6 @@ def cached_sessions(env: Env, app: str | None = None) -> list[HostSession]:
 
 
 def newest_first(sessions: list[Session]) -> list[Session]:
-    from operator import attrgetter
-
     return sorted(sessions, key=attrgetter("mtime"), reverse=True)
 
 
@@ -253,8 +249,6 @@ def ssh_command(env: Env) -> list[str]:
     if not given:
         return ["ssh"]
     import shlex
-
-    from sessidx.errors import SessidxError
 
     try:
         words = shlex.split(given)
@@ -270,8 +264,6 @@ def control_dir(env: Env) -> str | None:
     """A folder of ours (mode 0700, owned by us, not a link) for the shared connections'
     sockets, short enough for a socket path: `$XDG_RUNTIME_DIR/sessidx`, else the cache
     folder's `ssh/`, else `/tmp/sessidx-<uid>`. None when no such folder can be had."""
-    import stat
-
     runtime = env.get("XDG_RUNTIME_DIR")
     choices = [os.path.join(runtime, "sessidx")] if runtime and os.path.isabs(runtime) else []
     if (folder := cache.cache_dir(env)) is not None:
@@ -355,8 +347,6 @@ def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float) -
 
 def failure(host: Host, reply: Reply, wait: float) -> str | None:
     """Why a call failed, as a note naming the host; None when ssh itself did its part."""
-    from sessidx.render import clean
-
     if reply.code is None:
         return f"{host.name} did not answer within {wait:g} s"
     if reply.code != 255:

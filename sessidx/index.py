@@ -13,12 +13,16 @@ import marshal
 import os
 import sys
 import time
+from itertools import chain, repeat, starmap
+from operator import attrgetter, itemgetter
 
 from sessidx import __version__, cache
+from sessidx.apps import HOME_VARS, app_named
+from sessidx.apps.base import report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.model import FIELD_COUNT, Session
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
@@ -52,8 +56,6 @@ def cache_path(env: Env) -> str | None:
     folder = cache.cache_dir(env)
     if folder is None:
         return None
-    from sessidx.apps import HOME_VARS
-
     homes = "\0".join([env.home] + [f"{k}={env.vars[k]}" for k in HOME_VARS if k in env.vars])
     return os.path.join(folder, f"index-{_fnv1a(homes.encode('utf-8', 'surrogateescape')):08x}.marshal")
 
@@ -174,8 +176,6 @@ def cached_session(env: Env, key: str) -> Session | None:
             found = _checked(app, part[1], [source_key])
             session = next((s for s in found or [] if s.id == sid), None)
             # about to become a command line: the app's full id grammar, as when its store is read
-            from sessidx.apps import app_named
-
             owner = app_named(app)
             return session if session is not None and owner is not None and id_fits(owner.id_pattern, sid) else None
     return None
@@ -188,8 +188,6 @@ def _refresh_app(app: App, sources: list[Source], part: list[dict[Any, Any]] | N
 
     Unchanged sources are found with set operations on (key, stamp) pairs, so a warm run does
     no Python-level work per source beyond the app's own stat."""
-    from operator import attrgetter
-
     name = app.name
     old_stamps, old_rows, old_notes = part or ({}, {}, {})
     current = dict(map(attrgetter("key", "stamp"), sources))
@@ -230,8 +228,6 @@ def _newest_row(item: tuple[Any, list[list[Any]]]) -> tuple[int, str, str]:
 
 def _read(source: Source, app: App) -> tuple[list[Session], list[str]]:
     """A source's sessions and what went wrong reading it: bad input is skipped, never raised."""
-    from sessidx.apps.base import report, take_reports
-
     take_reports()
     try:
         loaded = source.read()
@@ -268,9 +264,6 @@ def _checked(app: str, rows_by_key: dict[Any, Any], keys: Iterable[Any]) -> list
     """The sessions cached under `keys`, or None if any row is damaged. Checked in bulk with
     the loops in C: each row's field types form a signature, and each distinct signature (rows
     share a handful) is checked once in Python."""
-    from itertools import chain, repeat, starmap
-    from operator import itemgetter
-
     try:
         row_lists = list(map(rows_by_key.__getitem__, keys))
         if not set(map(type, row_lists)) <= {list}:
@@ -340,8 +333,6 @@ def _valid(sessions: list[Session], key: str, notes: list[str], app: App) -> lis
 
 def _newest_first(sessions: list[Session]) -> list[Session]:
     """Newest first; sessions of the same millisecond by app and id, so the order is stable."""
-    from operator import attrgetter
-
     mtimes = list(map(attrgetter("mtime"), sessions))
     if mtimes == sorted(mtimes, reverse=True) and len(sessions) > 1:
         keys = list(map(attrgetter("mtime", "app", "id"), sessions))

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import sys
 
+from sessidx import __version__
+from sessidx.cache import _remove_stale_temps, cache_dir, read
 from sessidx.errors import Cancelled, SessidxError
+from sessidx.render import list_width, preview_window, prompt_of
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -128,8 +131,6 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
                 tmux: str | None = None, cold: bool = False, size: tuple[int, int] = (200, 50),
                 hosts: bool = False) -> list[str]:
     """fzf's argv for the picker (its input: the rows, the column names first)."""
-    from sessidx.render import preview_window, prompt_of
-
     me = self_command()
     note_gone = f"change-header({HEADER})+unbind(load)"
     help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
@@ -222,9 +223,6 @@ HOME_VARS_FILE = "picker-home-vars"
 def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str | None:
     """Where the rendered rows for this env and list width live (None: no cache folder, or no
     record yet of which variables move the homes)."""
-    from sessidx import __version__
-    from sessidx.cache import cache_dir
-
     folder = cache_dir(env)
     if folder is None:
         return None
@@ -257,8 +255,6 @@ def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], ho
 
 
 def _write_if_changed(path: str, data: bytes) -> None:
-    from sessidx.cache import _remove_stale_temps, read
-
     if read(path)[0] == data:
         return
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -281,8 +277,6 @@ def first_rows(env: Env, width: int, here: str | None) -> bytes | None:
     path = rows_file(env, width)
     if path is None:
         return None
-    from sessidx.cache import read
-
     rows, _ = read(path)
     if not rows:
         return None
@@ -377,8 +371,6 @@ def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | N
 
 
 def list_width_of(columns: int) -> int:
-    from sessidx.render import list_width
-
     return list_width(columns)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from io import BufferedReader

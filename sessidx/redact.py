@@ -29,7 +29,7 @@ pattern compiled on its first use, so a keystroke whose snippets hold none loads
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

@@ -21,18 +21,47 @@ the host's login shell, and the whole `ssh -t HOST -- '...'` for the local shell
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
 import json
 import os
+import re
+import sys
 import time
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sessidx import render
+from sessidx import commands, render
+from sessidx.apps import app_named
+from sessidx.content import query as content_query
+from sessidx.content import store
 from sessidx.errors import Cancelled, ExitCode, SessidxError
-from sessidx.hosts import Heard, Host, HostSession, Reply, call, configured, failure, host_named, split_key, timeout
+from sessidx.hosts import (
+    Heard,
+    Host,
+    HostSession,
+    Reply,
+    call,
+    configured,
+    failure,
+    host_named,
+    read_cache,
+    split_key,
+    ssh_command,
+    timeout,
+    write_cache,
+)
+from sessidx.model import Session
+from sessidx.picker import CONTENT_HEADER, HEADER, self_command
+from sessidx.quoting import command_line, quote_portable
+from sessidx.terminal import ask_yes_no
+from sessidx.terminal import copy as to_clipboard
 
-TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sessidx.config import Env
 
     Out = Callable[[str], None]
@@ -78,8 +107,6 @@ os._exit(code)
 
 def _package() -> tuple[str, list[tuple[str, bytes]]]:
     """This package's source files, and a hash of them that names the host's copy."""
-    import hashlib
-
     top = os.path.dirname(os.path.abspath(__file__))
     files: list[tuple[str, bytes]] = []
     for folder, subfolders, names in os.walk(top):
@@ -96,10 +123,6 @@ def _package() -> tuple[str, list[tuple[str, bytes]]]:
 
 
 def _zipped(files: list[tuple[str, bytes]]) -> bytes:
-    import base64
-    import io
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in files:
@@ -109,8 +132,6 @@ def _zipped(files: list[tuple[str, bytes]]) -> bytes:
 
 def run_remote(env: Env, host: Host, args: list[str], wait: float | None = None) -> tuple[Reply, str | None]:
     """`sessidx ARGS` on the host (this version's code); the reply and, if it failed, why."""
-    from sessidx.quoting import quote_portable
-
     wait = wait or timeout(env)
     digest, files = _package()
     python = env.get("SESSIDX_REMOTE_PYTHON") or "python3"  # the host's interpreter, as its login shell finds it
@@ -138,15 +159,11 @@ _TEXT_CAP = 4096
 def id_fits(app_name: str, sid: object) -> bool:
     """An id the app could have written: the app's own grammar (`id_pattern`) where it has
     one, else short, no leading `-`, and letters, digits and `_.:+=@-` only."""
-    from sessidx.apps import app_named
-
     if type(sid) is not str or not sid or len(sid) > 255 or sid[0] == "-" or not sid.isprintable():
         return False
     app = app_named(app_name)
     pattern = getattr(app, "id_pattern", None)
     if pattern is not None:
-        import re
-
         return (re.fullmatch(pattern, sid) if isinstance(pattern, str) else pattern.fullmatch(sid)) is not None
     return set(sid) <= _ID_DEFAULT and "/" not in sid
 
@@ -161,8 +178,6 @@ def _text(value: object, cap: int = _TEXT_CAP) -> str | None:
 
 def valid_session(host: str, row: object) -> HostSession | None:
     """A host's session row, checked field by field; None when it is not one."""
-    from sessidx.apps import app_named
-
     if type(row) is not dict:
         return None
     app, sid = row.get("app"), row.get("id")
@@ -215,10 +230,6 @@ def fetch(env: Env, host: Host, wait: float | None = None) -> Heard:
 def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Heard]:
     """Every host asked at once (a thread each); each reply, or its failure, cached. A host
     that fails keeps the rows it sent last, with the note."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from sessidx.hosts import read_cache, write_cache
-
     def one(host: Host) -> Heard:
         heard = fetch(env, host, wait)
         if not heard.fresh:
@@ -283,9 +294,6 @@ def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> 
     """`ssh -t HOST -- 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
     `sh -c` whatever the host's login shell (sh, bash, zsh or fish: each reads the portable
     quoting alike), so `cd --` and `&&` mean what they mean in sh."""
-    from sessidx.hosts import ssh_command
-    from sessidx.quoting import command_line, quote_portable
-
     inner = f"cd -- {quote_portable(cwd)} && " + " ".join(quote_portable(a) for a in argv)
     return command_line([*ssh_command(env), "-t", *host.destination(), "--", "exec sh -c " + quote_portable(inner)],
                         shell)
@@ -322,8 +330,6 @@ def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait:
 
 
 def _cached_row(env: Env, ident: str) -> HostSession | None:
-    from sessidx.hosts import read_cache
-
     parts = split_key(ident)
     if parts is None:
         return None
@@ -353,8 +359,6 @@ def preview(env: Env, out: Out, ident: str, shell: str) -> int:
         lines += [f"✗ cannot check now: {exc}", "Enter asks the host again"]
         branch_now = None
     if session is not None:
-        from datetime import datetime
-
         when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
         lines += [
             "",
@@ -394,8 +398,6 @@ def resume(env: Env, out: Out, ident: str, shell: str, as_json: bool = False, al
     if p.error:
         raise SessidxError(f"not resuming {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name}: {p.error}")
     if p.branch_differs and not yes:
-        from sessidx.terminal import ask_yes_no
-
         branch = p.data["branch"]
         question = (f"sessidx: {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name} was on branch "
                     f"{branch['recorded']!r}, the folder there is now on {branch['current']!r}. Resume anyway?")  # type: ignore[index]
@@ -407,8 +409,6 @@ def resume(env: Env, out: Out, ident: str, shell: str, as_json: bool = False, al
 
 
 def copy(env: Env, out: Out, ident: str, shell: str) -> int:
-    from sessidx.terminal import copy as to_clipboard
-
     line = plan(env, ident, shell).line
     if line is None:
         raise SessidxError("no command to copy")
@@ -439,10 +439,6 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
                archived: bool) -> int:
     """`list --host`: each host asked now (at once, with the timeout), its answer cached; a
     host that fails is named on stderr and its last rows are not shown as if fresh."""
-    import sys
-
-    from sessidx import commands
-
     commands._check_app(app)
     local, hosts = chosen_hosts(env, names)
     sessions = list(commands._index(env).sessions) if local else []
@@ -464,12 +460,6 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
 def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | None, as_json: bool, limit: int) -> int:
     """`search --host`: each host answers the query itself (its own content index); the hits of
     all merge by score (the same ranking on every side: it is the same code), then newest."""
-    import sys
-    from concurrent.futures import ThreadPoolExecutor
-
-    from sessidx import commands
-    from sessidx.model import Session
-
     commands._check_app(app)
     local, hosts = chosen_hosts(env, names)
     hits: list[tuple[float, Session, str]] = []
@@ -490,9 +480,6 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
         asked = list(pool.map(ask, hosts))
     if local:
-        from sessidx.content import query as content_query
-        from sessidx.content import store
-
         commands.refresh_content(env, db := store.open_index(env))
         hits += [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
     for _, found, note in asked:
@@ -522,13 +509,9 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
     """`sessidx hosts`: the hosts named and what was last heard from each; `--refresh` asks
     them now. The picker runs `hosts --refresh --fzf` in the background (fzf's bg-transform):
     its output is fzf's next action, a transform that redraws the list with the fresh rows."""
-    from sessidx.hosts import read_cache
-
     hosts, problems = configured(env)
     heard = refresh(env, hosts) if do_refresh else [read_cache(env, h) for h in hosts]
     if fzf:
-        from sessidx.picker import self_command
-
         out(f"transform({self_command()} hosts --fzf-redraw)")
         return ExitCode.OK
     for problem in problems:
@@ -541,17 +524,12 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
 
 
 def host_notes(env: Env) -> list[str]:
-    from sessidx.hosts import read_cache
-
     return [n for h in configured(env)[0] if (n := read_cache(env, h).note)]
 
 
 def fzf_redraw(env: Env, out: Out) -> int:
     """After the background refresh: the header names every host that did not answer, and the
     list (in title mode, with the prompt's filters) is reloaded with the fresh rows."""
-    from sessidx import commands
-    from sessidx.picker import CONTENT_HEADER, HEADER
-
     content_mode, app, here_only = commands._picker_filters(env)
     notes = host_notes(env)
     header = (CONTENT_HEADER if content_mode else HEADER) + "".join(f"\n{render.clean(n)}" for n in notes)

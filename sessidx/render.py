@@ -8,7 +8,7 @@ import time
 
 from sessidx.model import Session
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 

@@ -18,6 +18,7 @@ from sessidx.cache import cache_dir
 from sessidx.clihelp import learn
 from sessidx.config import Env
 from sessidx.errors import SessidxError
+from sessidx.index import id_fits
 from sessidx.model import Session
 from sessidx.quoting import cd_and_run
 
@@ -85,8 +86,6 @@ def current_branch(cwd: str) -> str | None:
 def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_for_cli: bool = True) -> Plan:
     """`wait_for_cli=False` (the preview): a CLI not probed yet is probed in the background."""
     app = APPS[session.app]
-    from sessidx.index import id_fits
-
     if not id_fits(app.id_pattern, session.id):  # the last guard: a damaged cache read without a regex
         raise SessidxError(f"not resuming {session.app} session {session.id!r}: not an id of {app.name}'s form")
     cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli)

@@ -20,6 +20,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,8 +152,6 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False
                 raise StoreError(f"{db}: damaged ({damage})")
         before = after
         if attempt + 1 < COPY_ATTEMPTS:
-            import time
-
             time.sleep(min(0.1, 0.005 * 2**attempt))  # a writer mid-checkpoint is done within milliseconds
     notes.append(f"{db}: changed during every one of {COPY_ATTEMPTS} copies")
     return None

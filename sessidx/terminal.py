@@ -7,6 +7,9 @@ import contextlib
 import os
 import shutil
 import subprocess
+import termios
+
+from sessidx.render import clean
 
 
 def ask_yes_no(question: str) -> bool:
@@ -18,10 +21,6 @@ def ask_yes_no(question: str) -> bool:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
         return False
-    import termios
-
-    from sessidx.render import clean
-
     saved = None
     try:
         with contextlib.suppress(termios.error):

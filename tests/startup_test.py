@@ -122,3 +122,54 @@ def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
     env = {**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)}
     loaded = _press(env)
     assert "sessidx.picker" in loaded and loaded & HEAVY == set(), sorted(loaded)
+
+
+# Never on a hot path, whatever it reads: argparse and what argparse brings, and the costly
+# helpers a plain module may use. (`preview` and `check` read a transcript and plan a resume:
+# json, re and subprocess are theirs.)
+NEVER_HOT = {"typing", "dataclasses", "argparse", "gettext", "pathlib", "sqlite3", "inspect", "tempfile", "hashlib",
+             "importlib.util", "sessidx.argv"}
+
+
+def test_a_move_and_enter_load_neither_argparse_nor_typing(home):
+    """`preview` runs on every move in the picker, `check` on Enter and Alt-Enter: both skip
+    argparse (cli._parse), and neither loads the content index or a host's code."""
+    ClaudeSession(cwd="/w", session_id="0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55").write(home)
+    assert loaded_by("build")
+    key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
+    for args in (["preview", "--shell", "bash", key], ["check", key], ["check", "--allow-permissive", key]):
+        loaded = loaded_by(*args)
+        assert "sessidx.commands" in loaded and loaded & NEVER_HOT == set(), (args, sorted(loaded & NEVER_HOT))
+        assert not {m for m in loaded if m.startswith(("sessidx.content", "sessidx.remote"))}, args
+
+
+def test_the_guard_on_a_move_can_fail(home):
+    """`check` with a stray option goes through argparse: the probe sees it."""
+    ClaudeSession(cwd="/w").write(home)
+    assert "argparse" in loaded_by("check", "--", "claude:nothing")
+
+
+def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path):
+    """The start-up boundary (sessidx/cli.py's docstring): `TYPE_CHECKING = False`, the
+    stand-in for typing's, belongs to the modules a key press loads; every other module is plain
+    Python and imports typing's own."""
+    import os
+
+    from tests.conftest import ROOT
+
+    key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
+    ClaudeSession(cwd="/w", prompt="Fix the flaky login test", session_id=key.split(":")[1]).write(home)
+    assert loaded_by("search", "--refresh") is not None
+    fzf = tmp_path / "fzf"
+    fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
+    fzf.chmod(0o755)
+    hot = _press({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
+    for args in (["list"], ["lines"], ["lines", "--stream"], ["lines", "--content", "flaky login"],
+                 ["preview", "--shell", "bash", key], ["check", key]):
+        hot |= loaded_by(*args)
+    tricked = set()
+    for path in (ROOT / "sessidx").rglob("*.py"):
+        if "TYPE_CHECKING = False" in path.read_text():
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            tricked.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert "sessidx.model" in tricked and tricked - hot == set()

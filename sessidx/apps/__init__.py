@@ -7,7 +7,7 @@ needs one app to read a snippet, not sixteen).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from sessidx.apps.base import App
 

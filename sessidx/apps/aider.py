@@ -25,7 +25,7 @@ from sessidx.apps.base import AppPlan, ArgvBuilder, Source
 from sessidx.model import Session
 from sessidx.readers import open_regular, stamp
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

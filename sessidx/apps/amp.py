@@ -15,7 +15,7 @@ from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, document_messa
 from sessidx.model import Session
 from sessidx.readers import joined_text, mtime_ms, read_document, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any

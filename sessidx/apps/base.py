@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 from sessidx.model import Fields
-from sessidx.readers import files, is_wrapper, json_value, stamp
+from sessidx.readers import files, is_wrapper, json_value, read_small_json, stamp
 from sessidx.tool_output import gist
 
-TYPE_CHECKING = False  # see model.Fields: typing is imported for mypy only
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, Protocol
@@ -314,8 +314,6 @@ def output_said(output: Any) -> list[tuple[str, str]]:
 
 def document_messages(path: str | None, key: str) -> list[Any]:
     """The list under `key` of a session's JSON document (capped), or [] when it cannot be read."""
-    from sessidx.readers import read_small_json
-
     doc = read_small_json(path, DOCUMENT_CAP) if path else None
     found = doc.get(key) if isinstance(doc, dict) else None
     return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []

@@ -13,12 +13,13 @@ session to choose there: never a resume of a different session.
 from __future__ import annotations
 
 import os
+import time
 
 from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
 from sessidx.readers import mtime_ms, read_document, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -84,8 +85,6 @@ UNTITLED = "Untitled Session"  # what cn's picker shows for every `-p` session
 def _described(session: Session) -> str:
     """The session as cn's picker lets you find it: its title where it has one of its own, else
     its first prompt, and when it was last used."""
-    import time
-
     first = next((said for role, said in APP.conversation(session) if role == "user" and said.strip()), None)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.mtime / 1000))
     if session.title and session.title != UNTITLED:

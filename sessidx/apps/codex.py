@@ -27,10 +27,11 @@ from sessidx.apps.base import (
     stamp_or_none,
     tool_words,
 )
+from sessidx.config import current_env
 from sessidx.model import Session
 from sessidx.readers import Record, files, is_wrapper, mtime_ms, open_transcript, scan, stamp, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterator
@@ -261,8 +262,6 @@ class Codex:
         by its id (a home moved or restored). The resume still refuses it (see plan)."""
         if session.path and os.path.isfile(session.path):
             return session.path
-        from sessidx.config import current_env
-
         home = self.home(current_env())
         if home not in _FOUND:
             _FOUND[home] = _rollouts_by_id(home)

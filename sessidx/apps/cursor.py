@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, said_in, stamp_or_none, tool_words
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, said_in, stamp_or_none, tool_words
 from sessidx.model import Session
 from sessidx.readers import json_value, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
@@ -98,7 +98,6 @@ def _said(message: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def load_chat(db: str, chat_id: str, cwd: str | None) -> list[Session]:
-    from sessidx.apps.base import SourceError
     from sessidx.sqlite_snapshot import StoreError, snapshot
 
     try:

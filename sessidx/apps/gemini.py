@@ -15,7 +15,18 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, json_markers, one, said_in, stamp_or_none, tool_words
+from sessidx.apps.base import (
+    UUID,
+    AppPlan,
+    ArgvBuilder,
+    Source,
+    document_messages,
+    json_markers,
+    one,
+    said_in,
+    stamp_or_none,
+    tool_words,
+)
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -32,7 +43,7 @@ from sessidx.readers import (
     text,
 )
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
@@ -177,8 +188,6 @@ class Gemini:
 
     def conversation(self, session: Session) -> list[tuple[str, str]]:
         """Builds before 0.29 kept one `session-*.json` document; `messages` as in the JSONL."""
-        from sessidx.apps.base import document_messages
-
         said = []
         for record in document_messages(session.path, "messages"):
             said += self.said(record)

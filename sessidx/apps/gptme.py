@@ -17,7 +17,7 @@ from sessidx.apps.base import AppPlan, ArgvBuilder, Source, json_markers, loose_
 from sessidx.model import Session
 from sessidx.readers import json_value, read_small_text, stamp, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

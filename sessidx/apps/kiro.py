@@ -30,11 +30,21 @@ from __future__ import annotations
 
 import os
 
-from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, said_in, stamp_or_none
+from sessidx.apps.base import AppPlan, ArgvBuilder, Source, SourceError, report, said_in, stamp_or_none
 from sessidx.model import Session
-from sessidx.readers import files, iso_ms, json_value, mtime_ms, read_small_json, subdirs, text
+from sessidx.readers import (
+    files,
+    iso_ms,
+    json_value,
+    mtime_ms,
+    open_regular,
+    parse_record,
+    read_small_json,
+    subdirs,
+    text,
+)
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
@@ -158,8 +168,6 @@ class AmazonQ:
 # --- Kiro ----------------------------------------------------------------------------------
 
 def _jsonl_said(path: str, parse: Any) -> list[tuple[str, str]]:
-    from sessidx.readers import open_regular, parse_record
-
     f = open_regular(path)
     if f is None:
         return []
@@ -236,8 +244,6 @@ _LOADERS = {"v3": load_v3, "v2": load_v2, "db": load_kiro_db}
 
 
 def load_kiro(found: tuple[tuple[str, str], ...]) -> list[Session]:
-    from sessidx.apps.base import report
-
     sessions: dict[str, Session] = {}
     for kind, path in found:
         try:

@@ -21,7 +21,7 @@ from sessidx.apps.base import AppPlan, ArgvBuilder, Source, loose_reason, one, s
 from sessidx.model import Session
 from sessidx.readers import files, read_small_json, stamp, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

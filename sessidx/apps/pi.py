@@ -29,7 +29,7 @@ from sessidx.apps.base import (
 from sessidx.model import Session
 from sessidx.readers import iso_ms, joined_text, mtime_ms, open_transcript, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

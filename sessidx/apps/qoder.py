@@ -20,7 +20,7 @@ from sessidx.apps.claude import STRICT_MODES, Claude, parse_transcript
 from sessidx.model import Session
 from sessidx.readers import stamped_files, subdirs
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -14,7 +14,7 @@ from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, json_markers, 
 from sessidx.model import Session
 from sessidx.readers import Record, files, iso_ms, mtime_ms, open_transcript, stamp, subdirs, text
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

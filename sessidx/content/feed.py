@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 
+from sessidx import render
 from sessidx.content.query import query_note, search, words_of
 from sessidx.content.store import KEYSTROKE_WAIT, DatabaseError, open_index, wait_for_indexer
+from sessidx.errors import SessidxError
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -20,9 +22,6 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     a moment (KEYSTROKE_WAIT, fzf shows its spinner), never for one that shows no sign of
     life, then searches what is indexed, and the header says so. It runs without
     `sessidx.commands` and imports one app module per app hit: a keystroke's budget."""
-    from sessidx import render
-    from sessidx.errors import SessidxError
-
     notes = []
     indexer = wait_for_indexer(env, seconds=KEYSTROKE_WAIT)
     if indexer is not None:

@@ -13,7 +13,7 @@ import unicodedata
 
 from sessidx.content.cjk import is_cjk
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any

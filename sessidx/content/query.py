@@ -10,7 +10,7 @@ from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
 from sessidx.when import within
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
 else:

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import marshal
 import os
+import sys
 import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
+from sessidx.apps import app_named
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
 from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
+from sessidx.readers import open_regular
 from sessidx.redact import mask
 
-TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Callable, Iterator
-    from typing import Any
+    import sqlite3  # the package: store opens the C module alone
 
 MESSAGE_CAP = 64 * 1024  # what is indexed of one message's text
 # Text per FTS row. Longer rows make a smaller index and a faster search (a word's list holds
@@ -61,8 +63,6 @@ def _stat(path: str) -> tuple[int, int] | None:
 
 
 def sources_of(sessions: list[Session]) -> list[_Source]:
-    from sessidx.apps import app_named
-
     out = []
     for s in sessions:
         app = app_named(s.app)
@@ -161,8 +161,6 @@ def _unlink(db: sqlite3.Connection, source_id: int) -> None:
 
 
 def _bytes_before(path: str | None, end: int) -> bytes | None:
-    from sessidx.readers import open_regular
-
     f = open_regular(path) if path else None
     if f is None:
         return None
@@ -306,7 +304,6 @@ def _helper(plans: list[Plan], taken: Any, results: Any, parent: int) -> None:
 def _die_with(parent: int) -> None:
     """SIGKILL to this process when its parent ends (Linux's PR_SET_PDEATHSIG)."""
     import signal
-    import sys
 
     if sys.platform.startswith("linux"):
         try:

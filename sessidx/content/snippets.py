@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from sessidx.apps import app_named
 from sessidx.conversation import by_records, lines_holding, safe_said, transcript_of
 from sessidx.model import Session
 from sessidx.readers import json_value
 from sessidx.redact import mask
 
-TYPE_CHECKING = False  # see model.Fields
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -16,8 +17,6 @@ def best_message(session: Session, places: Sequence[int], words: list[str]) -> t
     """(role, text) of the message among `places` (a hit's records) holding most of `words`,
     read again from the transcript: each record's raw line is looked at first, and only the
     best one is parsed."""
-    from sessidx.apps import app_named
-
     app = app_named(session.app)
     if app is None or not places:
         return "", ""

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
-TYPE_CHECKING = False  # see model.Fields
+from sessidx.cache import cache_dir, folder_problem
+from sessidx.errors import SessidxError
+
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
@@ -42,8 +46,6 @@ def enabled(env: Env) -> bool:
 
 
 def db_path(env: Env) -> str | None:
-    from sessidx.cache import cache_dir
-
     folder = cache_dir(env)
     return os.path.join(folder, "content.sqlite") if folder else None
 
@@ -83,8 +85,6 @@ class _HalfMade(sqlite3.OperationalError):
 
 
 def _check_folder(folder: str) -> None:
-    from sessidx.cache import folder_problem
-
     os.makedirs(folder, mode=0o700, exist_ok=True)
     if problem := folder_problem(folder):
         raise OSError(problem)
@@ -144,8 +144,6 @@ def _create(db: sqlite3.Connection) -> None:
 
 def open_index(env: Env, notes: list[str] | None = None) -> sqlite3.Connection:
     """The index, or SessidxError saying why not (turned off, no cache folder, a broken file)."""
-    from sessidx.errors import SessidxError
-
     if not enabled(env):
         raise SessidxError("content search is off (SESSIDX_CONTENT=0)")
     try:
@@ -265,8 +263,6 @@ def start_refresh(env: Env) -> bool:
     """`sessidx search --refresh` in the background, holding the lock from this moment on;
     False when another sessidx is indexing already."""
     import subprocess
-    import sys
-
     try:
         taken = lock(env)
     except (Busy, OSError):

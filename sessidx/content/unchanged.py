@@ -11,8 +11,8 @@ that left every source indexed.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     import sqlite3
 
