@@ -265,7 +265,8 @@ def message_texts(content: Any) -> list[str]:
     return out
 
 
-_ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "gemini": "assistant"}
+_ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "gemini": "assistant", "tool": "tool",
+          "toolResult": "tool"}
 
 
 def said_in(role: Any, content: Any) -> list[tuple[str, str]]:
@@ -275,6 +276,8 @@ def said_in(role: Any, content: Any) -> list[tuple[str, str]]:
     mapped = _ROLES.get(role) if isinstance(role, str) else None
     if mapped is None:
         return []
+    if mapped == "tool":  # a tool's output as a message of its own (the OpenAI shape)
+        return output_said(content)
     if mapped == "user" and isinstance(content, list) and content and all(
             isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
         mapped = "tool"
