@@ -90,12 +90,36 @@ def _hermes(db: Path, session_id: str, log: str) -> None:
                          (session_id, "tool", content, "terminal", time.time()))
 
 
+def _goose(db: Path, session_id: str, log: str) -> None:
+    """A user message of tool responses, as Goose keeps them: {type: toolResponse, toolResult}."""
+    parts = [{"type": "toolResponse", "id": "c1", "toolResult": {"status": "success",
+                                                                "value": [{"type": "text", "text": log}]}},
+             {"type": "toolResponse", "id": "c2", "toolResult": {"status": "error",
+                                                                "error": "ENOSPC no space left on device"}}]
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES (?, ?, ?, ?)",
+                     (session_id, "user", json.dumps(parts), int(time.time())))
+
+
+def _amp(path: Path, log: str) -> None:
+    """A user message of tool results, as Amp keeps them: {type: tool_result, run: {status, result}}."""
+    doc = json.loads(path.read_text())
+    doc["messages"].append({"role": "user", "content": [
+        {"type": "tool_result", "toolUseID": "toolu_1", "run": {"status": "done", "result": {"output": log,
+                                                                                           "exitCode": 1}}},
+        {"type": "tool_result", "toolUseID": "toolu_2", "run": {"status": "error",
+                                                                "error": "ENOSPC no space left on device"}}]})
+    path.write_text(json.dumps(doc))
+
+
 PLANT = {"gemini": lambda s, log: _gemini(Path(s.path), log),
          "copilot": lambda s, log: _copilot(Path(s.path), log),
          "opencode": lambda s, log: _opencode(Path(s.path), s.id, log),
          "crush": lambda s, log: _crush(Path(s.path), s.id, log),
          "pi": lambda s, log: _pi(Path(s.path), log),
-         "hermes": lambda s, log: _hermes(Path(s.path), s.id, log)}
+         "hermes": lambda s, log: _hermes(Path(s.path), s.id, log),
+         "goose": lambda s, log: _goose(Path(s.path), s.id, log),
+         "amp": lambda s, log: _amp(Path(s.path), log)}
 
 
 def found(env: dict[str, str], words: str) -> list[str]:
