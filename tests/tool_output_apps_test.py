@@ -141,3 +141,16 @@ def test_an_error_only_in_a_tool_output_is_found(app, realdata, tmp_path, monkey
     assert session.id in found(env, "middleword0"), app  # its first line
     assert session.id not in found(env, "middleword30"), app  # bounded: not the middle of a long output
     assert found(env, SECRET) == [] and found(env, SECRET[4:]) == [], app  # masked
+
+
+def test_a_copilot_output_too_long_to_parse_is_looked_at_by_its_ends(realdata, tmp_path, monkeypatch):
+    """A `tool.execution_complete` record over conversation.SKIP_OVER is not parsed: its head and
+    tail are read as they are, so the error at the end of a 70 KB log is found."""
+    home = home_for("copilot", realdata, tmp_path)
+    session = sessions_of(home, monkeypatch, "copilot")[0]
+    body = "\n".join(f"tests/test_orders.py::test_case_{i} PASSED middleword{i}" for i in range(1500))
+    log = body + "\nModuleNotFoundError: No module named 'yaml_loader'"
+    _copilot(Path(session.path), log)
+    env = {"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert session.id in found(env, "ModuleNotFoundError yaml_loader")
+    assert session.id not in found(env, "middleword700")
