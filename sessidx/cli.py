@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    drop=args.drop, refresh_only=args.refresh_only, verbose=args.verbose,
                                    since=args.since, until=args.until)
         if args.command == "cycle":
-            return commands.cycle(env, _out, args.what)
+            return commands.cycle(env, _out, args.what, args.id)
         if args.command == "copy":
             return commands.copy(env, _out, ident=args.id, shell=args.shell)
         if args.command == "check":

@@ -153,15 +153,45 @@ def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
     from sessidx.content import query as content_query
     from sessidx.content.store import DatabaseError, open_index
 
+    words, snippet_width = content_query.words_of(query), 3 * max(20, width - 6)
     try:
-        found = content_query.search(open_index(env), query, session_key=session.key, limit=1,
-                                     snippet_width=3 * max(20, width - 6))
+        db = open_index(env)
+        if rows := content_query.session_matches(db, query, session.key):  # Alt-N / Alt-P step through them
+            at = (_match_number(env) - 1) % len(rows)
+            said = content_query.session_match(db, query, session, rows[at], snippet_width)
+            title = "best match" if at == 0 else f"match {at + 1} of {len(rows)}"
+            return render.conversation([said], width, words, title=title + (" · Alt-N next" if len(rows) > 1 else ""))
+        found = content_query.search(db, query, session_key=session.key, limit=1, snippet_width=snippet_width)
     except (SessidxError, DatabaseError):  # off, or damaged: the preview goes on without it
         return []
     if not found:
         return []
-    return render.conversation([(found[0].role, found[0].snippet)], width, content_query.words_of(query),
-                               title="best match")
+    return render.conversation([(found[0].role, found[0].snippet)], width, words, title="best match")
+
+
+def _match_number(env: Env) -> int:
+    """Which match the preview shows, 1 the best: fzf's preview label, ` match N of M `, that
+    Alt-N and Alt-P set (`cycle match`) and moving to another session clears."""
+    label = (env.get("FZF_PREVIEW_LABEL") or "").split()
+    return int(label[1]) if len(label) == 4 and label[0] == "match" and label[1].isdigit() else 1
+
+
+def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
+    """Alt-N / Alt-P in content mode: the preview label naming the next or previous match of
+    the query in this session (fzf then redraws the preview); nothing in titles mode."""
+    from sessidx.content import query as content_query
+    from sessidx.content.store import DatabaseError, open_index
+
+    query = env.get("FZF_QUERY") or ""
+    if not ident or not render.prompt_state(env.get("FZF_PROMPT"))[0] or not query.strip():
+        out("")
+        return ExitCode.OK
+    try:
+        count = len(content_query.session_matches(open_index(env), query, ident))
+    except (SessidxError, DatabaseError):
+        count = 0
+    out(f" match {(_match_number(env) - 1 + step) % count + 1} of {count} " if count > 1 else "")
+    return ExitCode.OK
 
 
 def _confirmed(plan: Plan, yes: bool) -> Plan:
@@ -533,7 +563,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     return ExitCode.OK
 
 
-def cycle(env: Env, out: Out, what: str) -> int:
+def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
     """Ctrl-A and Alt-A (the next or previous app with sessions, all again after the last) and
     Ctrl-S (this folder -> this repository -> everywhere) in the picker, in either mode. The
     filters live in fzf's prompt (`codex@here> `, `content:codex@repo> `, read from
@@ -541,6 +571,8 @@ def cycle(env: Env, out: Out, what: str) -> int:
     app, the filtered list."""
     if what == "mode":
         return _switch_mode(env, out)
+    if what in ("match", "match-back"):
+        return _step_match(env, out, ident, -1 if what == "match-back" else 1)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
     content_mode, app, scope = _picker_filters(env)

@@ -31,6 +31,7 @@ KEYS = (
     ("Ctrl-Y", "copy the resume command"),
     ("Ctrl-A / Alt-A", "only the next / previous app's sessions, then all again"),
     ("Ctrl-S", "scope: this folder, this repository (worktrees too), everywhere"),
+    ("Alt-N / Alt-P", "what was said: the preview steps to the next / previous match"),
     ("Ctrl-/", "show or hide the preview"),
     ("? or F1", "this list of keys"),
 )
@@ -164,6 +165,11 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--bind=alt-a:transform({me} cycle app-back)",
         f"--bind=ctrl-s:transform({me} cycle scope)",
         "--bind=ctrl-/:toggle-preview",
+        # Content mode: the preview steps through the matches; the label holds which one, and
+        # another session starts at its best again.
+        f"--bind=alt-n:transform-preview-label({me} cycle match {{1}})+refresh-preview",
+        f"--bind=alt-p:transform-preview-label({me} cycle match-back {{1}})+refresh-preview",
+        "--bind=focus:change-preview-label()",
         # Every key, in the preview pane (shown if hidden); the next move brings the session back.
         f"--bind=?:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
         f"--bind=f1:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",

@@ -616,6 +616,46 @@ def test_ctrl_s_steps_to_this_repository_with_its_worktrees(shell, home, tmp_pat
 
 
 @pytest.mark.shell
+def test_alt_n_steps_the_preview_through_the_matches(shell, home, tmp_path):
+    """Content mode: the preview opens at the best match, words marked; Alt-N shows the next
+    matching message and Alt-P the previous one, round and round (issue 19 point 4)."""
+    s = session_in(tmp_path / "ops", home, prompt="Run the test suite", turns=1)
+    path = next(home.rglob(f"{s.session_id}.jsonl"))
+    with path.open("a") as f:
+        for marker in ("alphaword", "betaword", "gammaword"):  # 10 KB apart: rows of their own
+            for i in range(120):
+                f.write(json.dumps({"type": "user", "sessionId": s.session_id, "cwd": s.cwd, "message": {
+                    "role": "user", "content": f"Unrelated filler message number {i} about nothing at all"}}) + "\n")
+            f.write(json.dumps({"type": "user", "sessionId": s.session_id, "cwd": s.cwd, "message": {
+                "role": "user", "content": f"the nginx upstream timeout again, {marker}"}}) + "\n")
+    shell.tmux.prepare()
+    shell.tmux.send("C-o")
+    shell.tmux.until(lambda sc: "session>" in sc and "Run the test suite" in sc, "the picker")
+    shell.tmux.send("C-f")
+    shell.tmux.until(lambda sc: "content>" in sc and "what was said" in sc, "content mode")
+    shell.tmux.type("upstream timeout")
+    markers = ("alphaword", "betaword", "gammaword")
+
+    def under(screen: str, title: str) -> str | None:
+        """The marker in the message under the preview's own title (not fzf's label on its border)."""
+        lines = screen.split("\n")
+        at = next((i for i, line in enumerate(lines) if f"│ ── {title} ·" in line), None)
+        said = lines[at + 1] if at is not None and at + 1 < len(lines) else ""
+        return next((w for w in markers if w in said), None)
+
+    shown = []
+    for key, title in (("", "best match"), ("M-n", "match 2 of 3"), ("M-n", "match 3 of 3"), ("M-n", "best match"),
+                       ("M-p", "match 3 of 3")):
+        if key:
+            shell.tmux.send(key)
+        shown.append(under(shell.tmux.until(lambda sc, t=title: under(sc, t) is not None, title), title))
+    assert len(set(shown[:3])) == 3 and shown[3] == shown[0] and shown[4] == shown[2], shown
+    colour = shell.tmux._tmux("capture-pane", "-p", "-e", "-t", "t")
+    assert re.search(r"33m(\x1b\[[0-9;]*m)*upstream", colour), colour  # the words marked
+    shell.tmux.send("Escape")
+
+
+@pytest.mark.shell
 def test_the_first_press_opens_at_once_and_fills_in(shell, home, tmp_path):
     """No cache yet (a first run): the picker opens with a note instead of a blank screen while
     indexing, and the rows arrive through fzf's own reload."""

@@ -258,14 +258,19 @@ def message_texts(content: Any) -> list[str]:
         kind = part.get("type")
         if isinstance(part.get("text"), str) and kind not in ("thinking", "reasoning"):
             out.append(gist(part["text"]) if kind == "tool_result" else part["text"])
+        elif kind == "tool_result" and isinstance(part.get("run"), dict):  # Amp: {run: {status, result}}
+            out += [t for key in ("result", "error") for _, t in output_said(part["run"].get(key))]
         elif kind == "tool_result":
             out += [gist(t) for t in message_texts(part.get("content"))]
+        elif kind == "toolResponse" and isinstance(part.get("toolResult"), dict):  # Goose: {status, value}
+            out += [t for key in ("value", "error") for _, t in output_said(part["toolResult"].get(key))]
         elif isinstance(part.get("input"), dict):
             out += tool_words(part["input"])
     return out
 
 
-_ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "gemini": "assistant"}
+_ROLES = {"user": "user", "assistant": "assistant", "model": "assistant", "gemini": "assistant", "tool": "tool",
+          "toolResult": "tool"}
 
 
 def said_in(role: Any, content: Any) -> list[tuple[str, str]]:
@@ -275,8 +280,10 @@ def said_in(role: Any, content: Any) -> list[tuple[str, str]]:
     mapped = _ROLES.get(role) if isinstance(role, str) else None
     if mapped is None:
         return []
+    if mapped == "tool":  # a tool's output as a message of its own (the OpenAI shape)
+        return output_said(content)
     if mapped == "user" and isinstance(content, list) and content and all(
-            isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
+            isinstance(p, dict) and p.get("type") in ("tool_result", "toolResponse") for p in content):
         mapped = "tool"
     return [(mapped, t) for t in message_texts(content) if t.strip() and not (mapped == "user" and is_wrapper(t))]
 

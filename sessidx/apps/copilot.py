@@ -22,6 +22,7 @@ from sessidx.apps.base import (
     json_markers,
     loose_reason,
     one,
+    output_said,
     read_table,
     report,
     said_in,
@@ -143,12 +144,20 @@ class Copilot:
             events = stamp_or_none(os.path.join(folder.path, "events.jsonl"))
             yield Source(f"copilot:{folder.path}", st + events + db_stamp, _load, folder.path, store)
 
-    said_markers = json_markers("type", "user.message", "assistant.message")
+    said_markers = json_markers("type", "user.message", "assistant.message", "tool.execution_complete")
+    said_skip = json_markers("type", "tool.execution_complete")
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         data = record.get("data")
         kind = record.get("type")
-        if kind not in ("user.message", "assistant.message") or not isinstance(data, dict):
+        if not isinstance(data, dict):
+            return []
+        if kind == "tool.execution_complete":  # `detailedContent` is the whole output, `content` what the model saw
+            result = data.get("result")
+            shown = (result.get("detailedContent") or result.get("content")) if isinstance(result, dict) else None
+            error = data.get("error")
+            return output_said([shown, error.get("message") if isinstance(error, dict) else error])
+        if kind not in ("user.message", "assistant.message"):
             return []
         said = said_in(kind.partition(".")[0], data.get("content"))
         calls = data.get("toolRequests")

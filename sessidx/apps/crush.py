@@ -17,6 +17,7 @@ from sessidx.apps.base import (
     AppPlan,
     ArgvBuilder,
     Source,
+    output_said,
     read_tables,
     rows_by_session,
     said_in,
@@ -91,6 +92,8 @@ class Crush:
                     said += said_in(m["role"], data.get("text"))
                 elif isinstance(data, dict) and part.get("type") == "tool_call":
                     said += [("tool", w) for w in tool_words(data.get("input"))]
+                elif isinstance(data, dict) and part.get("type") == "tool_result":
+                    said += output_said(data.get("content"))
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:

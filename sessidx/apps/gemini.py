@@ -23,6 +23,7 @@ from sessidx.apps.base import (
     document_messages,
     json_markers,
     one,
+    output_said,
     said_in,
     stamp_or_none,
     tool_words,
@@ -199,7 +200,9 @@ class Gemini:
         said = said_in(record.get("type"), record.get("content"))  # `gemini` is the model's own role
         calls = record.get("toolCalls")
         if record.get("type") == "gemini" and isinstance(calls, list):
-            said += [("tool", w) for c in calls if isinstance(c, dict) for w in tool_words(c.get("args"))]
+            for call in calls:
+                if isinstance(call, dict):
+                    said += [("tool", w) for w in tool_words(call.get("args"))] + _call_output(call)
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
@@ -209,6 +212,16 @@ class Gemini:
         if cleanup_enabled(self.home(env), session.cwd, env) is not False:
             b.refuse(CLEANUP_HAZARD, "cleanup deletes")
         return b.plan
+
+
+def _call_output(call: dict[str, Any]) -> list[tuple[str, str]]:
+    """A tool call's output as Gemini records it beside the call: `resultDisplay` (what the user
+    saw: the output, or the error), else the `functionResponse` parts sent back to the model."""
+    shown = call.get("resultDisplay")
+    if isinstance(shown, str) and shown.strip():
+        return output_said(shown)
+    responses = [p.get("functionResponse") for p in call.get("result") or [] if isinstance(p, dict)]
+    return [said for r in responses if isinstance(r, dict) for said in output_said(r.get("response"))]
 
 
 def cleanup_enabled(home: str, cwd: str | None, env: Env) -> bool | None:

@@ -16,6 +16,7 @@ from sessidx.apps.base import (
     AppPlan,
     ArgvBuilder,
     Source,
+    output_said,
     read_table,
     rows_by_session,
     said_in,
@@ -133,7 +134,9 @@ class OpenCode:
                 if part.get("type") == "text":
                     said += said_in(role, part.get("text"))
                 elif part.get("type") == "tool" and isinstance(part.get("state"), dict):
-                    said += [("tool", w) for w in tool_words(part["state"].get("input"))]
+                    state = part["state"]  # `output` once completed, `error` once failed
+                    said += [("tool", w) for w in tool_words(state.get("input"))]
+                    said += output_said([state.get("output"), state.get("error")])
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 
 from sessidx.apps.base import (
-    TOOL_TEXT_CAP,
     AppPlan,
     ArgvBuilder,
     Source,
     file_sources,
     json_markers,
+    output_said,
     said_in,
     tool_words,
 )
@@ -123,7 +123,7 @@ class Pi:
         message = _message(record)
         role, content = message.get("role"), message.get("content")
         if role == "toolResult":
-            return [("tool", t) for t in (joined_text(content),) if t.strip() and len(t) <= TOOL_TEXT_CAP]
+            return output_said(content)  # its gist: errors, first and last lines
         said = said_in(role, content)
         if role == "assistant" and isinstance(content, list):  # pi's tool calls: {type: toolCall, arguments}
             said += [("tool", w) for part in content if isinstance(part, dict) and part.get("type") == "toolCall"

@@ -232,6 +232,36 @@ def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str 
     return hits
 
 
+def session_matches(db: sqlite3.Connection, query: str, session_key: str) -> list[int]:
+    """The rows of one session holding every word of `query`, for the preview to step through
+    (Alt-N, Alt-P): its best by bm25 first (where the preview opens, the row search ranks it
+    by), then the ones after it in the conversation, then those before it. Empty when no row
+    holds them all (the words are spread out, or only a near answer matched)."""
+    terms = parse_query(query)
+    source = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone() if terms else None
+    if source is None:
+        return []
+    try:
+        ranked = db.execute(f"SELECT said.rowid {_LIVE} AND c.source = ? ORDER BY rank",
+                            [" AND ".join(terms), source[0]]).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    if not ranked:
+        return []
+    ordered = sorted(r for (r,) in ranked)
+    at = ordered.index(ranked[0][0])
+    return ordered[at:] + ordered[:at]
+
+
+def session_match(db: sqlite3.Connection, query: str, session: Session, row: int,
+                  snippet_width: int) -> tuple[str, str]:
+    """(role, snippet) of the message of `row` (one of session_matches) that best holds the words."""
+    places = db.execute("SELECT places FROM chunk WHERE id = ?", (row,)).fetchone()
+    words = words_of(query)
+    role, text = best_message(session, marshal.loads(places[0]) if places else [], words)
+    return role, snippet_of(text, words, snippet_width) if text else ""
+
+
 def words_of(query: str) -> list[str]:
     """The plain words of a query, for highlighting."""
     return _plain_words(parse_query(query))

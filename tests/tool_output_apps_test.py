@@ -1,0 +1,156 @@
+"""Tool output is part of the conversation for every app that records it (issue 19 point 2).
+
+Each app's real home (fixtures/realdata) gets one tool output in the app's own stored shape: a
+test log of 9 KB (past tool_output.WHOLE, so only its gist is indexed) whose error line is said
+nowhere else, and a token that looks like a secret. `sessidx search` must find the session by
+the error, and by nothing from the middle of the log, nor by the secret.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.content_test import home_for, sessions_of
+
+ERROR = "psycopg2.OperationalError: could not connect to server: Connection refused (port 54329)"
+SECRET = "ghp_" + "Zq8XvN2kLmR4tY7wB1cD9eF3gH5jK6pQ0sUa"  # a GitHub token's shape
+
+
+def planted_log() -> str:
+    body = [f"tests/test_orders.py::test_case_{i} PASSED middleword{i}" for i in range(100)]
+    return "\n".join([*body[:50], ERROR, f"GITHUB_TOKEN={SECRET}", *body[50:], "Process exited with code 1"])
+
+
+def _gemini(path: Path, log: str) -> None:
+    """A `gemini` message whose tool calls carry their results: `resultDisplay` (what the user
+    saw) on one, only the `functionResponse` sent back to the model on the other."""
+    call = {"id": "run_shell_command-1", "name": "run_shell_command", "args": {"command": "pytest -q"},
+            "status": "error", "timestamp": "2026-11-29T22:40:00.000Z"}
+    record = {"id": str(uuid.uuid4()), "timestamp": "2026-11-29T22:40:00.000Z", "type": "gemini", "content": "",
+              "toolCalls": [{**call, "resultDisplay": log},
+                            {**call, "id": "run_shell_command-2", "result": [{"functionResponse": {
+                                "id": "run_shell_command-2", "name": "run_shell_command",
+                                "response": {"error": "Command failed: ENOSPC no space left on device"}}}]}]}
+    with path.open("a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def _copilot(path: Path, log: str) -> None:
+    events = Path(path) / "events.jsonl" if Path(path).is_dir() else Path(path)
+    with events.open("a") as f:
+        for data in ({"toolCallId": "t1", "success": False, "result": {"content": log[:2000], "detailedContent": log}},
+                     {"toolCallId": "t2", "success": False, "error": {"message": "ENOSPC no space left on device"}}):
+            f.write(json.dumps({"type": "tool.execution_complete", "data": data, "id": str(uuid.uuid4()),
+                                "timestamp": "2026-11-29T22:40:00.000Z", "parentId": None}) + "\n")
+
+
+def _opencode(db: Path, session_id: str, log: str) -> None:
+    now = int(time.time() * 1000)
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                     ("msg_tool", session_id, now, now, json.dumps({"role": "assistant"})))
+        for n, state in enumerate(({"status": "completed", "input": {"command": "pytest -q"}, "output": log},
+                                   {"status": "error", "input": {"command": "df"},
+                                    "error": "ENOSPC no space left on device"})):
+            conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                         (f"prt_tool{n}", "msg_tool", session_id, now, now,
+                          json.dumps({"type": "tool", "tool": "bash", "callID": f"c{n}", "state": state})))
+
+
+def _crush(db: Path, session_id: str, log: str) -> None:
+    now = int(time.time() * 1000)
+    parts = [{"type": "tool_result", "data": {"tool_call_id": "c1", "name": "bash", "content": log, "is_error": True}},
+             {"type": "tool_result", "data": {"tool_call_id": "c2", "name": "bash",
+                                              "content": "ENOSPC no space left on device", "is_error": True}}]
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO messages (id, session_id, role, parts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                     ("tool-msg", session_id, "tool", json.dumps(parts), now, now))
+
+
+def _pi(path: Path, log: str) -> None:
+    with path.open("a") as f:
+        for n, content in enumerate((log, "ENOSPC no space left on device")):
+            f.write(json.dumps({"type": "message", "id": f"tool{n}", "parentId": None,
+                                "timestamp": "2026-12-01T09:00:00.000Z", "message": {
+                                    "role": "toolResult", "toolCallId": f"c{n}", "toolName": "bash",
+                                    "content": [{"type": "text", "text": content}], "isError": True}}) + "\n")
+
+
+def _hermes(db: Path, session_id: str, log: str) -> None:
+    with sqlite3.connect(db) as conn:
+        for content in (log, "ENOSPC no space left on device"):
+            conn.execute("INSERT INTO messages (session_id, role, content, tool_name, timestamp) VALUES (?, ?, ?, ?, ?)",
+                         (session_id, "tool", content, "terminal", time.time()))
+
+
+def _goose(db: Path, session_id: str, log: str) -> None:
+    """A user message of tool responses, as Goose keeps them: {type: toolResponse, toolResult}."""
+    parts = [{"type": "toolResponse", "id": "c1", "toolResult": {"status": "success",
+                                                                "value": [{"type": "text", "text": log}]}},
+             {"type": "toolResponse", "id": "c2", "toolResult": {"status": "error",
+                                                                "error": "ENOSPC no space left on device"}}]
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES (?, ?, ?, ?)",
+                     (session_id, "user", json.dumps(parts), int(time.time())))
+
+
+def _amp(path: Path, log: str) -> None:
+    """A user message of tool results, as Amp keeps them: {type: tool_result, run: {status, result}}."""
+    doc = json.loads(path.read_text())
+    doc["messages"].append({"role": "user", "content": [
+        {"type": "tool_result", "toolUseID": "toolu_1", "run": {"status": "done", "result": {"output": log,
+                                                                                           "exitCode": 1}}},
+        {"type": "tool_result", "toolUseID": "toolu_2", "run": {"status": "error",
+                                                                "error": "ENOSPC no space left on device"}}]})
+    path.write_text(json.dumps(doc))
+
+
+PLANT = {"gemini": lambda s, log: _gemini(Path(s.path), log),
+         "copilot": lambda s, log: _copilot(Path(s.path), log),
+         "opencode": lambda s, log: _opencode(Path(s.path), s.id, log),
+         "crush": lambda s, log: _crush(Path(s.path), s.id, log),
+         "pi": lambda s, log: _pi(Path(s.path), log),
+         "hermes": lambda s, log: _hermes(Path(s.path), s.id, log),
+         "goose": lambda s, log: _goose(Path(s.path), s.id, log),
+         "amp": lambda s, log: _amp(Path(s.path), log)}
+
+
+def found(env: dict[str, str], words: str) -> list[str]:
+    done = run_cli("search", "--json", words, env=env)
+    assert done.returncode in (0, 1), done.stderr
+    return [json.loads(line)["id"] for line in done.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("app", sorted(PLANT))
+def test_an_error_only_in_a_tool_output_is_found(app, realdata, tmp_path, monkeypatch):
+    home = home_for(app, realdata, tmp_path)
+    session = sessions_of(home, monkeypatch, app)[0]
+    log = planted_log()
+    assert len(log) > 4096  # past tool_output.WHOLE: only its gist is indexed
+    PLANT[app](session, log)
+    env = {"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert session.id in found(env, "OperationalError 54329"), app  # an error line in the middle of the log
+    assert session.id in found(env, "ENOSPC"), app  # a failed call's error, or a short output whole
+    assert session.id in found(env, "middleword0"), app  # its first line
+    assert session.id not in found(env, "middleword30"), app  # bounded: not the middle of a long output
+    assert found(env, SECRET) == [] and found(env, SECRET[4:]) == [], app  # masked
+
+
+def test_a_copilot_output_too_long_to_parse_is_looked_at_by_its_ends(realdata, tmp_path, monkeypatch):
+    """A `tool.execution_complete` record over conversation.SKIP_OVER is not parsed: its head and
+    tail are read as they are, so the error at the end of a 70 KB log is found."""
+    home = home_for("copilot", realdata, tmp_path)
+    session = sessions_of(home, monkeypatch, "copilot")[0]
+    body = "\n".join(f"tests/test_orders.py::test_case_{i} PASSED middleword{i}" for i in range(1500))
+    log = body + "\nModuleNotFoundError: No module named 'yaml_loader'"
+    _copilot(Path(session.path), log)
+    env = {"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert session.id in found(env, "ModuleNotFoundError yaml_loader")
+    assert session.id not in found(env, "middleword700")
