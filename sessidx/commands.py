@@ -218,10 +218,11 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     first = from_cache(env, APPS.values())
     note: str | None
     cold = first is None and _any_source(env)
+    lines: list[str] | int
     if cold:
         # The first press ever: no cache to draw from. fzf opens at once with a note, and the
         # rows stream in newest first; the note leaves when they are all in.
-        lines, note = render.picker_lines([], width=width), INDEXING_NOTE
+        lines, note = _stream_into_pipe(env, width), INDEXING_NOTE
     else:
         index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
@@ -398,27 +399,65 @@ def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
     return marks
 
 
-def picker_stream(env: Env, out: Out) -> int:
-    """The first press ever (no cache yet): the sessions go to fzf newest first across every
-    app, in fixed columns, as soon as each app is read; the next press finds them cached and
-    sorted. Never a blank screen, and no wait for the slowest app."""
+def picker_stream(env: Env, out: Out, width: int | None = None) -> int:
+    """The first press ever (no cache yet): the sessions go to fzf as they are read, newest
+    first across every app (index.build lists every source first, then parses newest first),
+    in fixed columns; the next press finds them cached and sorted. A reader that went away
+    (fzf closed early) stops the rows, not the indexing: the next press is a warm one."""
     from sessidx.index import build
 
     here = os.environ.get("PWD")
-    width = _list_width(env)
-    out(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
-    sys.stdout.flush()
+    width = width or _list_width(env)
+    gone = False
+
+    def write(text: str) -> None:
+        nonlocal gone
+        if gone:
+            return
+        try:
+            out(text)
+            sys.stdout.flush()
+        except (BrokenPipeError, SessidxError):
+            gone = True
+
+    write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
     def emit(batch: list[Session]) -> None:
         sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
         rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
-            out("\n".join(rows))
-            sys.stdout.flush()
+            write("\n".join(rows))
 
-    build(env, APPS.values(), on_app=emit)
+    build(env, APPS.values(), on_batch=emit)
     return ExitCode.OK
+
+
+def _stream_into_pipe(env: Env, width: int) -> int:
+    """The first press's rows, from a forked child, into a pipe that is fzf's stdin: fzf opens
+    at once and no second interpreter starts and imports before the first row (as a reload
+    would). The child lets go of the terminal's and the shell's streams; fzf's `load` event
+    (the pipe's end) is when every row is in."""
+    read_end, write_end = os.pipe()
+    if os.fork():
+        os.close(write_end)
+        return read_end
+    try:
+        os.close(read_end)
+        quiet = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # the shell reads our stdout to its end: the child must not hold it
+            os.dup2(quiet, fd)
+        os.dup2(write_end, 1)
+        os.close(write_end)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+        picker_stream(env, lambda line: sys.stdout.write(line + "\n"), width)
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        os.close(1)
+    finally:
+        os._exit(0)
 
 
 def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,

@@ -172,14 +172,12 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
-        # newest first, and the note leaves with the header the stream's end sets.
-        (f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)")
+        # newest first on fzf's stdin, and the note leaves at its end (fzf's one load event).
+        "--bind=start:unbind(change)"
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
         + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
-        # (the first load event is the empty frame's own: the note leaves once rows are in)
-        f"--bind=load:transform:[ \"${{FZF_TOTAL_COUNT:-0}}\" -gt 0 ] && echo {_sh_quote(note_gone)}" if cold
-        else f"--bind=load:reload-sync({me} lines)+unbind(load)",
+        f"--bind=load:{note_gone}" if cold else f"--bind=load:reload-sync({me} lines)+unbind(load)",
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+

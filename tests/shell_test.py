@@ -462,8 +462,9 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {1})")
                for a in args)
     assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {1}") for a in args)
-    # no cache yet: the rows stream in as each app is read
-    assert any(a.startswith("--bind=start:unbind(change)+reload(") and a.endswith(" lines --stream)") for a in args)
+    # no cache yet: the rows stream in on fzf's stdin (no reload), and the note leaves at its end
+    assert "--bind=start:unbind(change)" in args and not any("lines --stream" in a for a in args)
+    assert any(a.startswith("--bind=load:change-header(Enter resume") for a in args)
     assert any(a.startswith("--bind=ctrl-f:transform(") and a.endswith(" cycle mode)") for a in args)
     assert any(a.startswith("--bind=change:reload:") and a.endswith(" lines --content {q}") for a in args)
     argv, cwd = recorded(stub_bin, "claude")
