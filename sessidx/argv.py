@@ -93,7 +93,7 @@ def _lines(s: argparse.ArgumentParser) -> None:
 
 
 def _cycle(s: argparse.ArgumentParser) -> None:
-    s.add_argument("what", choices=("app", "app-back", "scope", "mode"))
+    s.add_argument("what", choices=("app", "app-back", "scope", "mode", "index-start", "index-wait", "index-done"))
 
 
 def _check(s: argparse.ArgumentParser) -> None:

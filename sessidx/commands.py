@@ -588,6 +588,8 @@ def cycle(env: Env, out: Out, what: str) -> int:
     app, the filtered list."""
     if what == "mode":
         return _switch_mode(env, out)
+    if what in ("index-start", "index-wait", "index-done"):
+        return _content_index_progress(env, out, what)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
     content_mode, app, scope = _picker_filters(env)
@@ -647,8 +649,56 @@ def _switch_mode(env: Env, out: Out) -> int:
         out("change-header:content search is off: SESSIDX_CONTENT=0")
         return ExitCode.OK
     start_refresh(env)
-    out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, scope)})"
-        f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
+    from sessidx.content.store import wait_for_indexer
+    from sessidx.picker import _sh_quote, self_command
+
+    indexer = wait_for_indexer(env, seconds=0)
+    if indexer is None or indexer.stalled:
+        out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, scope)})"
+            f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
+        return ExitCode.OK
+    # Being indexed: the title rows leave at once for an empty list (a reload that prints only
+    # the column names and ends: fzf redraws its list when a reload ends or brings a row); the
+    # prompt and header say content mode once that list is up (index-start, in the background);
+    # the search runs when the index is done (index-wait, index-done).
+    out(f"rebind(change)+disable-search+bg-transform({self_command()} cycle index-start)"
+        f"+reload:printf '%s\\n' {_sh_quote(chr(9) + render.content_header())}")
+    return ExitCode.OK
+
+
+def _indexing_line(env: Env) -> str:
+    """The content index's progress for the header (no parentheses: fzf's action syntax)."""
+    from sessidx.content.store import read_progress
+
+    done = read_progress(env)
+    return f"indexing what was said: {done[0]}/{done[1]} sessions" if done else "indexing what was said"
+
+
+def _content_index_progress(env: Env, out: Out, what: str) -> int:
+    """While the refresh Ctrl-F started runs, content mode's header shows its progress, and
+    when it is done the rows are searched again, so no note outlives what it announces.
+    `index-wait` runs in fzf's background: up to a second, or until the indexer is done; then
+    `index-done` runs in the foreground, where FZF_PROMPT is the picker's mode now (Ctrl-F
+    back to titles ends the loop)."""
+    from sessidx.content.store import wait_for_indexer
+    from sessidx.picker import CONTENT_HEADER, self_command
+
+    content_mode, app, scope = _picker_filters(env)
+    if what == "index-start":  # just after Ctrl-F: the prompt is still the titles' one
+        out(f"change-prompt({render.prompt_of(True, app, scope)})+change-header({CONTENT_HEADER}\n"
+            f"{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
+        return ExitCode.OK
+    if what == "index-wait":
+        wait_for_indexer(env, seconds=1.0)
+        out(f"transform({self_command()} cycle index-done)")
+        return ExitCode.OK
+    if not content_mode:
+        return ExitCode.OK
+    indexer = wait_for_indexer(env, seconds=0)
+    if indexer is not None and not indexer.stalled:
+        out(f"change-header({CONTENT_HEADER}\n{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
+    else:
+        out(f"change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
     return ExitCode.OK
 
 

@@ -1,0 +1,92 @@
+"""The picker's states tell the truth (issue 18, point 4), in real bash and fzf in tmux: a note
+leaves once what it announces has happened, content mode never shows title rows under its own
+header, Esc leaves from any state."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bighome import make_many_sessions
+from homes import ClaudeSession
+
+from tests.conftest import require
+from tests.tmux import Tmux
+
+NOTE = "indexing your sessions for the first time"
+WORDS = ["kettle", "harbour", "lantern", "meadow", "copper", "violet", "granite", "saddle"]
+
+
+def bash_in_tmux(home: Path, tmp: Path, width: int = 120, height: int = 35) -> Tmux:
+    rc = tmp / "bashrc"
+    rc.write_text("PS1='$ '\nPROMPT_COMMAND=\nHISTFILE=\neval \"$(sessidx init bash)\"\n")
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp), "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache"),
+           "XDG_CONFIG_HOME": str(tmp / "config")}
+    tmux = Tmux(f"bash --noprofile --rcfile {rc} -i", env, cwd=tmp, width=width, height=height)
+    tmux.prepare()
+    return tmux
+
+
+def screens_until(tmux: Tmux, check, what: str, timeout: float = 30) -> list[str]:  # noqa: ANN001
+    """Every screen seen (polled as fast as tmux answers) until `check` holds for one."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        seen.append(tmux.screen())
+        if check(seen[-1]):
+            return seen
+    raise AssertionError(f"timed out waiting for {what}\n>>>>\n{seen[-1] if seen else ''}\n<<<<")
+
+
+@pytest.mark.shell
+def test_the_first_press_note_leaves_once_every_row_is_in(home, tmp_path):
+    """The note says the sessions are being indexed; once the last row is in (`N/N`), it goes at
+    once, not on some later event."""
+    require("tmux")
+    count = 600
+    make_many_sessions(home, count)
+    tmux = bash_in_tmux(home, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "session>" in s and NOTE in s, "the frame and its note")
+        tmux.until(lambda s: f"{count}/{count}" in s, "every row in", timeout=60)
+        tmux.until(lambda s: NOTE not in s, "the note gone once the rows are in", timeout=1.0)
+        tmux.send("Escape")
+        tmux.until(lambda s: "session>" not in s and "$" in s, "back at the prompt")
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.shell
+def test_content_mode_never_shows_title_rows_while_its_first_index_is_built(home, tmp_path):
+    """Ctrl-F on a home never indexed for content: from the moment the prompt says `content>`,
+    no title row is on screen (an empty list while the index is built, with its progress), and
+    once the index is done its notes go. Esc then leaves."""
+    require("tmux")
+    rng = random.Random(3)
+    for i in range(160):
+        said = " ".join(rng.choice(WORDS) + str(rng.randrange(1000)) for _ in range(60))
+        ClaudeSession(cwd=f"/w/p{i}", prompt=f"plain words {said}", custom_title=f"TITLEROW {i}",
+                      turns=30).write(home)
+    tmux = bash_in_tmux(home, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "TITLEROW" in s and NOTE not in s, "the title rows")
+        tmux.send("C-f")
+        seen = screens_until(tmux, lambda s: "content>" in s and "what was said:" in s and "indexing" not in s,
+                             "the content index built", timeout=120)
+        in_content_mode = [s for s in seen if "content>" in s]
+        assert in_content_mode, seen[-1]
+        assert any("indexing" in s for s in in_content_mode), "the build's progress was never shown"
+        shown_titles = [s for s in in_content_mode if "TITLEROW" in s]
+        assert not shown_titles, shown_titles[0]
+        time.sleep(1.5)  # nothing comes back after the notes went
+        assert "indexing" not in tmux.screen() and "TITLEROW" not in tmux.screen()
+        tmux.send("Escape")
+        tmux.until(lambda s: "content>" not in s and "$" in s, "back at the prompt from content mode")
+    finally:
+        tmux.kill()
