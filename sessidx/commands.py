@@ -306,8 +306,15 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions)
     width = _list_width(env)
-    if app is not None or scope is not None or index.demo:
-        chosen = _in_scope([s for s in sessions if app is None or s.app == app], scope, here)
+    from sessidx.querywords import parse
+
+    words = parse(env.get("FZF_QUERY"))  # `app:` and `since:` typed in the query (fzf's reloads pass it)
+    if app is None and scope is None and words.filtering:  # a keystroke's reload: Ctrl-A/Ctrl-S's are in the prompt
+        _, app, scope = _picker_filters(env)
+    if app is not None or scope is not None or index.demo or words.filtering:
+        chosen = _in_scope([s for s in sessions if (app is None or s.app == app)
+                            and (words.apps is None or s.app in words.apps)
+                            and (words.since_ms is None or s.mtime >= words.since_ms)], scope, here)
         if scope is None:  # a host's sessions are never "this folder": it is another machine's
             chosen = _with_hosts(env, chosen, app)
         _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
@@ -450,8 +457,11 @@ def _stream_into_pipe(env: Env, width: int) -> int:
         os.dup2(write_end, 1)
         os.close(write_end)
         sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
-        picker_stream(env, lambda line: sys.stdout.write(line + "\n"), width)
-        try:
+        def out(line: str) -> None:
+            sys.stdout.write(line + "\n")
+
+        picker_stream(env, out, width)
+        try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
             sys.stdout.flush()
         except OSError:
             pass
@@ -640,8 +650,12 @@ def _switch_mode(env: Env, out: Out) -> int:
 
     content_mode, app, scope = _picker_filters(env)
     if content_mode:
-        out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, scope)})"
-            f"+change-header({HEADER})+reload:{_feed_command(False, app, scope)}")
+        from sessidx.querywords import parse
+
+        words = parse(env.get("FZF_QUERY"))  # fzf searches the titles for the rest
+        out(f"enable-search+change-border-label({words.words})+change-prompt({render.prompt_of(False, app, scope)})"
+            f"+change-header({HEADER})+reload({_feed_command(False, app, scope)})"
+            + (f"+search:{words.rest}" if words.words else ""))
         return ExitCode.OK
     from sessidx.content.store import enabled, start_refresh
 

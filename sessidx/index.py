@@ -244,10 +244,9 @@ class _AppRead:
         self.app, self.sessions, self.problems, self.timings = app, sessions, problems, timings
         name = app.name
         try:
-            if folders is not None:
-                sources = list(app.sources(env, folders))  # type: ignore[call-arg]
-            else:
-                sources = list(app.sources(env))
+            # an app that reads the folders the others know of is given them (reads_known_folders)
+            sources = list(app.sources(env, folders) if folders is not None  # type: ignore[call-arg]
+                           else app.sources(env))
         except Exception as exc:  # a broken store must not hide the other apps
             problems.append(f"{name}: cannot list its sessions: {exc}")
             sources = []

@@ -90,3 +90,79 @@ def test_content_mode_never_shows_title_rows_while_its_first_index_is_built(home
         tmux.until(lambda s: "content>" not in s and "$" in s, "back at the prompt from content mode")
     finally:
         tmux.kill()
+
+
+def matches(screen: str) -> int | None:
+    """fzf's count at the end of the prompt line (`session> q   1/6`)."""
+    for line in screen.splitlines():
+        if "> " in line and "/" in line:
+            last = line.split()[-1]
+            done, _, total = last.partition("/")
+            if done.isdigit() and total.isdigit():
+                return int(done)
+    return None
+
+
+@pytest.fixture
+def three_sessions(home: Path) -> Path:
+    """A fresh and a 10-day-old Claude session, both saying `kettle`, and a 3-day-old Codex thread."""
+    from homes import CodexThread, write_codex_home
+
+    now = time.time()
+    ClaudeSession(cwd="/w/fresh", prompt="Fresh claude work on the kettle").write(home)
+    ClaudeSession(cwd="/w/old", prompt="Old claude work on the kettle", mtime=now - 10 * 86400).write(home)
+    write_codex_home(home, [CodexThread(cwd="/w/cx", title="A codex thread", updated_ms=int((now - 3 * 86400) * 1000))])
+    return home
+
+
+@pytest.mark.shell
+def test_app_and_since_words_filter_the_titles(three_sessions, tmp_path):
+    require("tmux")
+    tmux = bash_in_tmux(three_sessions, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "Fresh claude" in s and "Old claude" in s and "A codex thread" in s, "all three")
+        tmux.type("app:codex")
+        tmux.until(lambda s: "A codex thread" in s and "claude work" not in s and matches(s) == 1, "Codex only")
+        tmux.send("C-u")
+        tmux.until(lambda s: "Fresh claude" in s and "Old claude" in s and matches(s) == 3, "all again")
+        tmux.type("since:5d")
+        tmux.until(lambda s: "Fresh claude" in s and "A codex thread" in s and "Old claude" not in s
+                   and matches(s) == 2, "the last five days")
+        tmux.type(" work")  # the rest of the query is fzf's search, as before
+        tmux.until(lambda s: "Fresh claude" in s and "A codex thread" not in s and matches(s) == 1,
+                   "the last five days, matching `work`")
+        tmux.send("C-u")
+        tmux.type("app:cl since:2026-01-01")  # the start of a name; a date
+        tmux.until(lambda s: "Fresh claude" in s and "Old claude" in s and "A codex thread" not in s
+                   and matches(s) == 2, "Claude since a date")
+        tmux.send("Escape")
+        tmux.until(lambda s: "session>" not in s, "back at the prompt")
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.shell
+def test_app_and_since_words_filter_what_was_said(three_sessions, tmp_path):
+    require("tmux")
+    tmux = bash_in_tmux(three_sessions, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "Fresh claude" in s and "A codex thread" in s, "the titles")
+        tmux.send("C-f")
+        tmux.until(lambda s: "content>" in s and "what was said:" in s and "indexing" not in s, "content mode")
+        tmux.type("kettle")
+        tmux.until(lambda s: matches(s) == 2 and "Old claude" in s, "both sessions that said it")
+        tmux.type(" since:5d")
+        tmux.until(lambda s: matches(s) == 1 and "Fresh claude" in s and "Old claude" not in s, "the recent one")
+        tmux.send("C-u")
+        tmux.type("kettle app:codex")
+        tmux.until(lambda s: matches(s) == 0, "no Codex session said it")
+        tmux.send("C-f")  # back to titles: the app word still filters (1 row), fzf searches the rest (`kettle`)
+        tmux.until(lambda s: "session> kettle app:codex" in s and "0/1" in s, "titles, Codex, no title says kettle")
+        tmux.send("C-u")  # the query emptied: every title again
+        tmux.until(lambda s: "A codex thread" in s and "Old claude" in s and matches(s) == 3, "every title")
+        tmux.send("Escape")
+        tmux.until(lambda s: "session>" not in s, "back at the prompt")
+    finally:
+        tmux.kill()
