@@ -166,3 +166,49 @@ def test_app_and_since_words_filter_what_was_said(three_sessions, tmp_path):
         tmux.until(lambda s: "session>" not in s, "back at the prompt")
     finally:
         tmux.kill()
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("when", [
+    pytest.param("while the fresh list loads", marks=pytest.mark.xfail(strict=True, reason=(
+        "the known race, not fixed: an Enter that fzf takes while the fresh list is being swapped in "
+        "finds no current row, so fzf skips its `check {1}`, and the key does nothing (README, Keys)"))),
+    "once it is in",
+])
+def test_a_query_and_enter_typed_at_once_resume_the_session_the_query_picks(home, tmp_path, stub_bin, when):
+    """The known race (issue 18, point 4): a query and Enter typed at once after Ctrl-O. Once
+    the fresh list is in, the session resumed is the one the query picks. While it is being
+    swapped in (the load event's reload-sync, or a plain reload: both were tried), Enter is
+    dropped: the check never runs (fzf runs no action with {1} when there is no current row),
+    the picker stays open on the right row, and a second Enter resumes it. Never another
+    session: what is resumed is the row fzf accepts, planned again by resume."""
+    from tests.shell_test import Shell
+    from tests.stubs import recorded, write_stub
+
+    require("tmux")
+    write_stub(stub_bin, "claude")
+    wanted = ClaudeSession(cwd=str(tmp_path / "wanted"), prompt="Quokka habitat survey")
+    (tmp_path / "wanted").mkdir()
+    wanted.write(home)
+    for i in range(300):  # a fresh list that takes a moment, the newest of them on top
+        (tmp_path / f"other{i}").mkdir()
+        ClaudeSession(cwd=str(tmp_path / f"other{i}"), prompt=f"Unrelated chore {i}").write(home)
+    from tests.conftest import run_cli
+
+    run_cli("build", env={"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    sh = Shell("bash", tmp_path, home, stub_bin)
+    try:
+        sh.tmux.prepare()
+        sh.tmux.send("C-o")
+        sh.tmux.until(lambda s: "session>" in s, "the picker")
+        if when == "once it is in":
+            deadline = time.monotonic() + 15
+            while not list((tmp_path / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        sh.tmux.type("quokka")
+        sh.tmux.send("Enter")
+        sh.tmux.until_file(stub_bin / "claude.argv", "the stub claude")
+        argv, cwd = recorded(stub_bin, "claude")
+        assert argv[0] == f"--resume={wanted.session_id}" and cwd == str(tmp_path / "wanted")
+    finally:
+        sh.tmux.kill()
