@@ -29,6 +29,7 @@ _BARE: dict[tuple[str, ...], Args] = {
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False, since=None,
                     until=None),
     ("lines",): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False),
+    ("build",): Args(command="build", verbose=False),  # timed against a plain script in `make bench`
 }
 
 

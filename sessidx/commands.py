@@ -240,6 +240,9 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
         if not cold and not index.demo:
             _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
+            from sessidx.picker import keep_launch
+
+            keep_launch(env, shell_name, size, hosts)  # the next press: no Python before fzf
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
 
 

@@ -144,10 +144,10 @@ def terminal_size() -> tuple[int, int]:
         os.close(fd)
 
 
-def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: str | None, shell: str,
-            note: str | None = None, tmux: str | None = None, cold: bool = False,
-            size: tuple[int, int] = (200, 50), hosts: bool = False) -> Picked:
-    """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
+def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: str | None = None,
+                tmux: str | None = None, cold: bool = False, size: tuple[int, int] = (200, 50),
+                hosts: bool = False) -> list[str]:
+    """fzf's argv for the picker (its input: the rows, the column names first)."""
     from sessidx.render import preview_window, prompt_of
 
     me = self_command()
@@ -208,6 +208,14 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
             cmd += shlex.split(extra_opts)
         except ValueError as exc:  # "No closing quotation", "No escaped character"
             raise SessidxError(f"SESSIDX_FZF_OPTS is not a list of shell words ({exc}): {extra_opts}") from None
+    return cmd
+
+
+def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: str | None, shell: str,
+            note: str | None = None, tmux: str | None = None, cold: bool = False,
+            size: tuple[int, int] = (200, 50), hosts: bool = False) -> Picked:
+    """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
+    cmd = fzf_command(query, fzf, extra_opts, shell, note, tmux, cold, size, hosts)
     # fzf runs preview and reload through $SHELL; sh keeps that POSIX whatever the login shell.
     env = {**os.environ, "SHELL": "/bin/sh"}
     given = lines if isinstance(lines, (bytes, int)) else ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
@@ -252,15 +260,18 @@ def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str |
 
 
 def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], home_vars: list[str]) -> None:
-    """Keep what a list drew (the rows, and each one's folder) for the next key press; rewritten
-    only when it changed. (Not cache.write: `tempfile` would load `random` and `shutil` into
-    every feed.)"""
+    """Keep what a list drew for the next key press: the rows as fzf reads them (the column
+    names first), and beside them (`.folders`) each row's folder, a line each; rewritten only
+    when they changed. The shell snippets read both (see `keep_launch`). A folder that holds a
+    newline is kept as empty: that row is never put first. (Not cache.write: `tempfile` would
+    load `random` and `shutil` into every feed.)"""
     path = rows_file(env, width, home_vars)
-    if path is None:
+    if path is None or len(cwds) != len(lines) - 1:
         return
-    folders = "\n".join(c or "" for c in cwds)
+    folders = "".join(f"{'' if not c or chr(10) in c else c}\n" for c in cwds)
     _write_if_changed(os.path.join(os.path.dirname(path), HOME_VARS_FILE), " ".join(home_vars).encode())
-    _write_if_changed(path, (folders + "\0" + "\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    _write_if_changed(path + ".folders", folders.encode("utf-8", "surrogateescape"))  # first: a reader
+    _write_if_changed(path, ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))  # checks counts
 
 
 def _write_if_changed(path: str, data: bytes) -> None:
@@ -290,11 +301,11 @@ def first_rows(env: Env, width: int, here: str | None) -> bytes | None:
         return None
     from sessidx.cache import read
 
-    data, _ = read(path)
-    if not data or b"\0" not in data:
+    rows, _ = read(path)
+    if not rows:
         return None
-    folders, rows = data.split(b"\0", 1)
-    return here_first(rows, folders.split(b"\n"), here)
+    folders, _ = read(path + ".folders")
+    return here_first(rows, (folders or b"").split(b"\n")[:-1], here)
 
 
 def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:
@@ -310,6 +321,58 @@ def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:
     return b"\n".join([head, *first, *rest]) + b"\n"
 
 
+# The warm key press runs no Python before fzf: the shell snippet starts fzf itself, with the
+# argv that the last Python launch for this shell and terminal size wrote here, over the kept
+# rows (this folder's first: awk, when grep finds it in `.folders`), and runs `sessidx resume`
+# after Enter. It falls back to `sessidx pick` whenever the file does not fit: another format,
+# terminal size, shell, any of the variables below or the homes' variables, a sessidx or hosts
+# file newer than it, a folder or file not owned by the user, or fzf not executable or failing
+# to start. The key stays the row's hidden first field, as in Python's own launch, so Enter
+# resumes the row shown. File: NUL-terminated fields, in order:
+# the format, the rows file, the number of variables, the number of paths, each variable as
+# NAME=VALUE (unset and empty alike), each path it must be newer than, then fzf's argv.
+LAUNCH_FORMAT = "sessidx-launch-1"
+LAUNCH_VARS = ("HOME", "SESSIDX_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "SESSIDX_FZF", "SESSIDX_FZF_OPTS",
+               "SESSIDX_TMUX", "SESSIDX_HOSTS", "SESSIDX_CONTENT")
+
+
+def launch_file(folder: str, shell: str, size: tuple[int, int]) -> str:
+    return os.path.join(folder, f"picker-launch-{shell}-{size[0]}x{size[1]}")
+
+
+def keep_launch(env: Env, shell: str, size: tuple[int, int], hosts: bool = False) -> None:
+    """Write down how this press started fzf (with no query and no note), for the snippet's
+    next warm press in this shell at this size. Only the kept rows' own folder, as the rows."""
+    rows = rows_file(env, list_width_of(size[0]))
+    if rows is None or "\0" in rows:
+        return
+    from sessidx.cache import cache_dir, folder_problem
+    from sessidx.hosts import config_path
+
+    folder = cache_dir(env)
+    if folder is None or folder_problem(folder):  # the file is an argv the shell runs: a safe folder only
+        return
+    try:
+        with open(os.path.join(folder, HOME_VARS_FILE), encoding="utf-8") as f:
+            home_vars = f.read().split()
+    except (OSError, ValueError):
+        return
+    popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
+    cmd = fzf_command("", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell, tmux=popup,
+                      size=size, hosts=hosts)
+    names = [*LAUNCH_VARS, *(v for v in home_vars if v not in LAUNCH_VARS)]
+    if popup:  # fzf's popup goes to this tmux server
+        names.append("TMUX")
+    stamp = [f"{name}={env.vars.get(name, '')}" for name in names]
+    here = os.path.dirname(os.path.abspath(__file__))
+    newer = [os.path.join(here, "__init__.py"), os.path.join(here, "picker.py"), config_path(env) or "/"]
+    fields = [LAUNCH_FORMAT, rows, str(len(stamp)), str(len(newer)), *stamp, *newer, *cmd]
+    if any("\0" in field for field in fields):
+        return
+    _write_if_changed(launch_file(folder, shell, size),
+                      "".join(f"{field}\0" for field in fields).encode("utf-8", "surrogateescape"))
+
+
 def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | None) -> int:
     """The key press: fzf over the kept rows at once when there are some; otherwise (or with no
     terminal) the full path through `commands`. Enter's choice is resumed by `commands`."""
@@ -323,6 +386,7 @@ def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | N
 
     shell_name = detect_shell(shell, env.vars)
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
+    keep_launch(env, shell_name, (columns, lines))
     picked = run_fzf(rows, query or "", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell_name,
                      tmux=popup, size=(columns, lines))
     from sessidx import commands

@@ -16,8 +16,13 @@ if [[ $- == *i* ]]; then
   # typed before the key (zsh's push-line). The picker prints the resume line
   # ("builtin cd -- DIR && agent ..."), already quoted.
   function sessidx-widget {
-    \builtin local line typed="$READLINE_LINE" # quoted: through \builtin, local is no declaration
-    if line=$(SESSIDX_SHELL=bash \command sessidx pick < /dev/tty) && [[ -n $line ]]; then
+    \builtin local line typed="$READLINE_LINE" __sessidx_line # quoted: through \builtin, local is no declaration
+    if __sessidx_warm; then
+      line=$__sessidx_line
+    else
+      line=$(SESSIDX_SHELL=bash \command sessidx pick < /dev/tty) || line=
+    fi
+    if [[ -n $line ]]; then
       READLINE_LINE=$line
       READLINE_POINT=${#line}
       if [[ ${SESSIDX_ACCEPT-1} != 0 ]]; then
@@ -28,6 +33,60 @@ if [[ $- == *i* ]]; then
     fi
     __sessidx_then redraw-current-line
   }
+
+  # The warm press, with no Python before fzf: fzf started here as the last `sessidx pick` in
+  # this shell at this terminal size wrote down (picker.keep_launch: its argv, the rows file,
+  # what must not have changed), over the kept rows with this folder's first; `sessidx resume`
+  # after Enter. Returns 1 when the kept launch does not fit: then `sessidx pick` does it all.
+  function __sessidx_warm {
+    \builtin local dir=${XDG_CACHE_HOME-} launch e name i n m out row key
+    \builtin local -a w
+    ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || return 1 # mapfile -d
+    [[ $dir == /* ]] || dir=${HOME-}/.cache
+    dir=$dir/sessidx
+    launch=$dir/picker-launch-bash-${COLUMNS-0}x${LINES-0}
+    [[ -O $dir && -O $launch ]] || return 1
+    \builtin mapfile -d '' w < "$launch" || return 1
+    [[ ${w[0]-} == sessidx-launch-1 && -O ${w[1]-} && ${w[2]-} =~ ^[0-9]+$ && ${w[3]-} =~ ^[0-9]+$ ]] || return 1
+    n=${w[2]} m=${w[3]}
+    for ((i = 4; i < 4 + n; i++)); do
+      e=${w[i]-} name=${e%%=*}
+      [[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ && $e == "$name=${!name-}" ]] || return 1
+    done
+    for ((; i < 4 + n + m; i++)); do
+      [[ $launch -nt ${w[i]-} ]] || return 1
+    done
+    [[ -x ${w[i]-} ]] || return 1
+    # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
+    if [[ $PWD != *$'\n'* ]] && LC_ALL=C \command grep -qxF -- "$PWD" "${w[1]}.folders" 2> /dev/null; then
+      out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk "$__sessidx_here_first" "${w[1]}.folders" "${w[1]}" |
+        SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}")
+    else
+      out=$(SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}" < "${w[1]}")
+    fi
+    case $? in
+      0) ;;
+      1 | 130) return 0 ;; # no match; Esc or Ctrl-C
+      *) return 1 ;;
+    esac
+    row=${out#*$'\n'}
+    key=${row%%$'\t'*}
+    [[ $out == *$'\n'* && -n $key ]] || return 0
+    if [[ ${out%%$'\n'*} == alt-enter ]]; then
+      __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume --allow-permissive -- "$key" < /dev/tty)
+    else
+      __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume -- "$key" < /dev/tty)
+    fi || __sessidx_line=
+    return 0
+  }
+
+  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
+  # shellcheck disable=SC2016 # awk's own $0, not the shell's
+  __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
+    NR == FNR { mine[FNR] = ($0 == here); next }
+    FNR == 1 || mine[FNR - 1] { print; next }
+    { rest[n++] = $0 }
+    END { for (k = 0; k < n; k++) print rest[k] }'
 
   function __sessidx_restore {
     if [[ -n ${__sessidx_typed-} ]]; then

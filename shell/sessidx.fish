@@ -12,11 +12,18 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
 
     function sessidx-widget -d 'Pick a coding-agent session and resume it here'
         set -l typed (commandline | string collect)
+        set -l line
         # Queued first: Ctrl-C at the branch question interrupts fish too, which then skips the
         # rest of this function; the prompt still comes back.
         commandline -f repaint
-        set -l line (SESSIDX_SHELL=fish command sessidx pick </dev/tty)
-        if test $status -ne 0; or test -z "$line"
+        set -g __sessidx_line
+        if __sessidx_warm
+            set line $__sessidx_line
+        else
+            set line (SESSIDX_SHELL=fish command sessidx pick </dev/tty); or set line
+        end
+        set -e __sessidx_line
+        if test -z "$line"
             commandline -f repaint
             return 0
         end
@@ -40,6 +47,69 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
         end
         commandline -f repaint execute
     end
+
+    # The warm press, with no Python before fzf: fzf started here as the last `sessidx pick` in
+    # this shell at this terminal size wrote down (picker.keep_launch: its argv, the rows file,
+    # what must not have changed), over the kept rows with this folder's first; `sessidx resume`
+    # after Enter. Returns 1 when the kept launch does not fit: then `sessidx pick` does it all.
+    function __sessidx_warm
+        set -l dir $XDG_CACHE_HOME
+        string match -q -- '/*' "$dir"; or set dir $HOME/.cache
+        set dir $dir/sessidx
+        set -l launch $dir/picker-launch-fish-$COLUMNS"x"$LINES
+        test -O $dir; and test -O $launch; or return 1
+        set -l w (string split0 <$launch)
+        test (count $w) -gt 4; or return 1
+        test "$w[1]" = sessidx-launch-1; and test -O "$w[2]"; or return 1
+        string match -qr '^[0-9]+$' -- $w[3] $w[4]; or return 1
+        set -l n $w[3]
+        set -l m $w[4]
+        set -l i 5
+        while test $i -lt (math 5 + $n)
+            set -l name (string split -m1 = -- $w[$i])[1]
+            string match -qr '^[A-Za-z_][A-Za-z0-9_]*$' -- $name; or return 1
+            set -l value (string join ' ' -- $$name)
+            test "$w[$i]" = "$name=$value"; or return 1
+            set i (math $i + 1)
+        end
+        while test $i -lt (math 5 + $n + $m)
+            test $launch -nt $w[$i]; or return 1
+            set i (math $i + 1)
+        end
+        test -x "$w[$i]"; or return 1
+        # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
+        set -l out
+        if not string match -q -- '*'\n'*' $PWD; and LC_ALL=C command grep -qxF -- $PWD $w[2].folders 2>/dev/null
+            set out (__SESSIDX_HERE=$PWD LC_ALL=C command awk $__sessidx_here_first $w[2].folders $w[2] |
+                SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1])
+        else
+            set out (SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1] <$w[2])
+        end
+        switch $status
+            case 0
+            case 1 130 # no match; Esc or Ctrl-C
+                return 0
+            case '*'
+                return 1
+        end
+        set -q out[2]; or return 0
+        set -l key (string split -m1 \t -- $out[2])[1]
+        test -n "$key"; or return 0
+        if test "$out[1]" = alt-enter
+            set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume --allow-permissive -- $key </dev/tty)
+        else
+            set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume -- $key </dev/tty)
+        end
+        or set -g __sessidx_line
+        return 0
+    end
+
+    # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
+    set -g __sessidx_here_first 'BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
+    NR == FNR { mine[FNR] = ($0 == here); next }
+    FNR == 1 || mine[FNR - 1] { print; next }
+    { rest[n++] = $0 }
+    END { for (k = 0; k < n; k++) print rest[k] }'
 
     # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.
     function sessidx -d 'Find and resume coding-agent sessions'

@@ -565,7 +565,9 @@ def test_ctrl_a_cycles_the_app_and_ctrl_s_this_folder(shell, home, tmp_path):
     shell.tmux.send("C-o")
     shell.tmux.until(lambda s: "A claude session elsewhere" in s and "A codex thread here" in s, "both apps")
     shell.tmux.send("C-a")
-    screen = shell.tmux.until(lambda s: "claude>" in s and "A codex thread here" not in s, "claude only")
+    # (the prompt and the header change in one action, but a capture can fall between their draws)
+    screen = shell.tmux.until(lambda s: "claude>" in s and "A codex thread here" not in s and "app claude" in s,
+                              "claude only")
     assert "app claude: 1 of 2" in screen and "claude 1 codex 1" in screen
     shell.tmux.send("C-a")
     shell.tmux.until(lambda s: "codex>" in s and "A claude session elsewhere" not in s, "codex only")
