@@ -94,7 +94,8 @@ def _lines(s: argparse.ArgumentParser) -> None:
 
 
 def _cycle(s: argparse.ArgumentParser) -> None:
-    s.add_argument("what", choices=("app", "app-back", "scope", "mode", "match", "match-back"))
+    s.add_argument("what", choices=("app", "app-back", "scope", "mode", "match", "match-back", "index-start",
+                                     "index-wait", "index-done"))
     s.add_argument("id", nargs="?")  # match, match-back: the session whose preview steps
 
 

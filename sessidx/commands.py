@@ -245,10 +245,11 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     first = from_cache(env, APPS.values())
     note: str | None
     cold = first is None and _any_source(env)
+    lines: list[str] | int
     if cold:
         # The first press ever: no cache to draw from. fzf opens at once with a note, and the
         # rows stream in newest first; the note leaves when they are all in.
-        lines, note = render.picker_lines([], width=width), INDEXING_NOTE
+        lines, note = _stream_into_pipe(env, width), INDEXING_NOTE
     else:
         index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
@@ -333,8 +334,15 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions)
     width = _list_width(env)
-    if app is not None or scope is not None or index.demo:
-        chosen = _in_scope([s for s in sessions if app is None or s.app == app], scope, here)
+    from sessidx.querywords import parse
+
+    words = parse(env.get("FZF_QUERY"))  # `app:` and `since:` typed in the query (fzf's reloads pass it)
+    if app is None and scope is None and words.filtering:  # a keystroke's reload: Ctrl-A/Ctrl-S's are in the prompt
+        _, app, scope = _picker_filters(env)
+    if app is not None or scope is not None or index.demo or words.filtering:
+        chosen = _in_scope([s for s in sessions if (app is None or s.app == app)
+                            and (words.apps is None or s.app in words.apps)
+                            and (words.since_ms is None or s.mtime >= words.since_ms)], scope, here)
         if scope is None:  # a host's sessions are never "this folder": it is another machine's
             chosen = _with_hosts(env, chosen, app)
         _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
@@ -423,27 +431,68 @@ def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
     return marks
 
 
-def picker_stream(env: Env, out: Out) -> int:
-    """The first press ever (no cache yet): the sessions go to fzf newest first across every
-    app, in fixed columns, as soon as each app is read; the next press finds them cached and
-    sorted. Never a blank screen, and no wait for the slowest app."""
+def picker_stream(env: Env, out: Out, width: int | None = None) -> int:
+    """The first press ever (no cache yet): the sessions go to fzf as they are read, newest
+    first across every app (index.build lists every source first, then parses newest first),
+    in fixed columns; the next press finds them cached and sorted. A reader that went away
+    (fzf closed early) stops the rows, not the indexing: the next press is a warm one."""
     from sessidx.index import build  # not at the top: this module has a `build` of its own
 
     here = os.environ.get("PWD")
-    width = _list_width(env)
-    out(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
-    sys.stdout.flush()
+    width = width or _list_width(env)
+    gone = False
+
+    def write(text: str) -> None:
+        nonlocal gone
+        if gone:
+            return
+        try:
+            out(text)
+            sys.stdout.flush()
+        except (BrokenPipeError, SessidxError):
+            gone = True
+
+    write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
     def emit(batch: list[Session]) -> None:
         sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
         rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
-            out("\n".join(rows))
-            sys.stdout.flush()
+            write("\n".join(rows))
 
-    build(env, APPS.values(), on_app=emit)
+    build(env, APPS.values(), on_batch=emit)
     return ExitCode.OK
+
+
+def _stream_into_pipe(env: Env, width: int) -> int:
+    """The first press's rows, from a forked child, into a pipe that is fzf's stdin: fzf opens
+    at once and no second interpreter starts and imports before the first row (as a reload
+    would). The child lets go of the terminal's and the shell's streams; fzf's `load` event
+    (the pipe's end) is when every row is in."""
+    read_end, write_end = os.pipe()
+    if os.fork():
+        os.close(write_end)
+        return read_end
+    try:
+        os.close(read_end)
+        quiet = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # the shell reads our stdout to its end: the child must not hold it
+            os.dup2(quiet, fd)
+        os.dup2(write_end, 1)
+        os.close(write_end)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+        def out(line: str) -> None:
+            sys.stdout.write(line + "\n")
+
+        picker_stream(env, out, width)
+        try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
+            sys.stdout.flush()
+        except OSError:
+            pass
+        os.close(1)
+    finally:
+        os._exit(0)
 
 
 def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
@@ -573,6 +622,8 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
         return _switch_mode(env, out)
     if what in ("match", "match-back"):
         return _step_match(env, out, ident, -1 if what == "match-back" else 1)
+    if what in ("index-start", "index-wait", "index-done"):
+        return _content_index_progress(env, out, what)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
     content_mode, app, scope = _picker_filters(env)
@@ -623,8 +674,12 @@ def _switch_mode(env: Env, out: Out) -> int:
 
     content_mode, app, scope = _picker_filters(env)
     if content_mode:
-        out(f"unbind(change)+enable-search+change-prompt({render.prompt_of(False, app, scope)})"
-            f"+change-header({HEADER})+reload:{_feed_command(False, app, scope)}")
+        from sessidx.querywords import parse
+
+        words = parse(env.get("FZF_QUERY"))  # fzf searches the titles for the rest
+        out(f"enable-search+change-border-label({words.words})+change-prompt({render.prompt_of(False, app, scope)})"
+            f"+change-header({HEADER})+reload({_feed_command(False, app, scope)})"
+            + (f"+search:{words.rest}" if words.words else ""))
         return ExitCode.OK
     from sessidx.content.store import enabled, start_refresh
 
@@ -632,8 +687,56 @@ def _switch_mode(env: Env, out: Out) -> int:
         out("change-header:content search is off: SESSIDX_CONTENT=0")
         return ExitCode.OK
     start_refresh(env)
-    out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, scope)})"
-        f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
+    from sessidx.content.store import wait_for_indexer
+    from sessidx.picker import _sh_quote, self_command
+
+    indexer = wait_for_indexer(env, seconds=0)
+    if indexer is None or indexer.stalled:
+        out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, scope)})"
+            f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
+        return ExitCode.OK
+    # Being indexed: the title rows leave at once for an empty list (a reload that prints only
+    # the column names and ends: fzf redraws its list when a reload ends or brings a row); the
+    # prompt and header say content mode once that list is up (index-start, in the background);
+    # the search runs when the index is done (index-wait, index-done).
+    out(f"rebind(change)+disable-search+bg-transform({self_command()} cycle index-start)"
+        f"+reload:printf '%s\\n' {_sh_quote(chr(9) + render.content_header())}")
+    return ExitCode.OK
+
+
+def _indexing_line(env: Env) -> str:
+    """The content index's progress for the header (no parentheses: fzf's action syntax)."""
+    from sessidx.content.store import read_progress
+
+    done = read_progress(env)
+    return f"indexing what was said: {done[0]}/{done[1]} sessions" if done else "indexing what was said"
+
+
+def _content_index_progress(env: Env, out: Out, what: str) -> int:
+    """While the refresh Ctrl-F started runs, content mode's header shows its progress, and
+    when it is done the rows are searched again, so no note outlives what it announces.
+    `index-wait` runs in fzf's background: up to a second, or until the indexer is done; then
+    `index-done` runs in the foreground, where FZF_PROMPT is the picker's mode now (Ctrl-F
+    back to titles ends the loop)."""
+    from sessidx.content.store import wait_for_indexer
+    from sessidx.picker import CONTENT_HEADER, self_command
+
+    content_mode, app, scope = _picker_filters(env)
+    if what == "index-start":  # just after Ctrl-F: the prompt is still the titles' one
+        out(f"change-prompt({render.prompt_of(True, app, scope)})+change-header({CONTENT_HEADER}\n"
+            f"{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
+        return ExitCode.OK
+    if what == "index-wait":
+        wait_for_indexer(env, seconds=1.0)
+        out(f"transform({self_command()} cycle index-done)")
+        return ExitCode.OK
+    if not content_mode:
+        return ExitCode.OK
+    indexer = wait_for_indexer(env, seconds=0)
+    if indexer is not None and not indexer.stalled:
+        out(f"change-header({CONTENT_HEADER}\n{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
+    else:
+        out(f"change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
     return ExitCode.OK
 
 

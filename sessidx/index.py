@@ -98,10 +98,13 @@ _ROW_TYPES: tuple[set[type], ...] = (
 )
 assert len(_ROW_TYPES) == FIELD_COUNT
 def build(env: Env, apps: Iterable[App], refresh: bool = True,
-          on_app: Callable[[list[Session]], None] | None = None) -> Index:
+          on_batch: Callable[[list[Session]], None] | None = None) -> Index:
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat.
-    `on_app` is given each app's sessions as soon as that app is read (the first press ever
-    streams them into the picker)."""
+
+    Every app's sources are listed first (a stat each: cheap), then the ones to read are read
+    newest first across apps (parsing is what costs). `on_batch` is given the sessions as they
+    come, cached ones first, then in batches: the first press ever streams them into the
+    picker, so the newest rows show while the old ones are still being read."""
     # Apps that find their sessions through the folders the others know of come last (see
     # base.App.reads_known_folders); sorted() is stable, so the rest keep their order.
     app_list = sorted(apps, key=lambda a: getattr(a, "reads_known_folders", False))
@@ -110,31 +113,75 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     path = cache_path(env)
     problems: list[str] = []
     cached = _read_cache(path, problems)
-
-    fresh = dict(cached)  # apps not asked for this time keep their part
     sessions: list[Session] = []
     timings: dict[str, float] = {}
+    batches = _Batches(sessions, on_batch)
+    ordinary = [a for a in app_list if not getattr(a, "reads_known_folders", False)]
+    reads = [_AppRead(env, app, None, cached, sessions, problems, timings) for app in ordinary]
+    batches.emit()  # the cached rows of the sources that did not change
+    _read_newest_first(reads, batches)
+    if late := [a for a in app_list if getattr(a, "reads_known_folders", False)]:
+        folders = _known_folders(sessions, cached)
+        late_reads = [_AppRead(env, app, folders, cached, sessions, problems, timings) for app in late]
+        batches.emit()
+        _read_newest_first(late_reads, batches)
+        reads += late_reads
+    fresh = dict(cached)  # apps not asked for this time keep their part
     changed = False
-    for app in app_list:
-        started = time.perf_counter()
-        try:
-            if getattr(app, "reads_known_folders", False):
-                sources = list(app.sources(env, _known_folders(sessions, cached)))  # type: ignore[call-arg]
-            else:
-                sources = list(app.sources(env))
-        except Exception as exc:  # a broken store must not hide the other apps
-            problems.append(f"{app.name}: cannot list its sessions: {exc}")
-            sources = []
-        before = len(sessions)
-        part, app_changed = _refresh_app(app, sources, cached.get(app.name), sessions, problems)
-        if on_app is not None:
-            on_app(sessions[before:])
-        fresh[app.name] = part
+    for read in reads:
+        fresh[read.app.name], app_changed = read.finish()
         changed |= app_changed
-        timings[app.name] = (time.perf_counter() - started) * 1000
+    batches.emit(last=True)
     if changed and (problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "apps": fresh}))):
         problems.append(problem)
     return Index(_newest_first(sessions), timings, problems, env)
+
+
+class _Batches:
+    """Hands `on_batch` the sessions added since its last call: the first few sources' at once
+    (a screenful), then at most every BATCH_SECONDS, so that rows keep coming without a
+    render per source."""
+
+    FIRST = 40
+    SECONDS = 0.1
+
+    def __init__(self, sessions: list[Session], on_batch: Callable[[list[Session]], None] | None) -> None:
+        self.sessions, self.on_batch = sessions, on_batch
+        self.given = 0
+        self.sources_read = 0
+        self.last = time.perf_counter()
+
+    def read_one(self) -> None:
+        self.sources_read += 1
+        if self.on_batch is not None and (self.sources_read == self.FIRST or (
+                self.sources_read > self.FIRST and time.perf_counter() - self.last >= self.SECONDS)):
+            self.emit()
+
+    def emit(self, last: bool = False) -> None:
+        if self.on_batch is not None and (len(self.sessions) > self.given or last):
+            batch = self.sessions[self.given:]
+            self.given = len(self.sessions)
+            self.on_batch(batch)
+            self.last = time.perf_counter()
+
+
+def _read_newest_first(reads: list[_AppRead], batches: _Batches) -> None:
+    """The sources left to read, of every app, newest first (by the mtimes in their stamps)."""
+    pending = [(_newest_ns(source.stamp), i, source) for i, read in enumerate(reads) for source in read.to_read]
+    if len(reads) > 1 or batches.on_batch is not None:
+        pending.sort(key=lambda item: item[0], reverse=True)
+    for _, i, source in pending:
+        reads[i].read(source)
+        batches.read_one()
+
+
+def _newest_ns(stamp: Any) -> int:
+    """The newest mtime of a source's own files: its stamp starts with (size, mtime_ns) pairs,
+    the source's and a companion's (a database's WAL, a title sidecar). Only an order."""
+    try:
+        return max((v for v in stamp[:4] if type(v) is int), default=0)
+    except TypeError:
+        return 0
 
 
 def _known_folders(sessions: list[Session], cached: dict[str, list[dict[Any, Any]]]) -> frozenset[str]:
@@ -181,44 +228,65 @@ def cached_session(env: Env, key: str) -> Session | None:
     return None
 
 
-def _refresh_app(app: App, sources: list[Source], part: list[dict[Any, Any]] | None, sessions: list[Session],
-                 problems: list[str]) -> tuple[list[dict[Any, Any]], bool]:
-    """One app's sessions into `sessions`: cached rows of unchanged sources, the rest read anew.
-    Returns the app's new cache part and whether it differs from the old one.
+class _AppRead:
+    """One app's refresh: its sources listed (a stat each), the cached rows of unchanged ones
+    added to `sessions` at once; `read` the others (in any order, across apps); `finish`
+    gives the app's new cache part and whether it differs from the old one.
 
     Unchanged sources are found with set operations on (key, stamp) pairs, so a warm run does
     no Python-level work per source beyond the app's own stat."""
-    name = app.name
-    old_stamps, old_rows, old_notes = part or ({}, {}, {})
-    current = dict(map(attrgetter("key", "stamp"), sources))
-    if current == old_stamps and old_rows.keys() == current.keys():
-        same: Any = old_rows.keys()  # nothing changed: the usual key press
-    else:
+
+    def __init__(self, env: Env, app: App, folders: frozenset[str] | None, cached: dict[str, list[dict[Any, Any]]],
+                 sessions: list[Session], problems: list[str], timings: dict[str, float]) -> None:
+        started = time.perf_counter()
+        self.app, self.sessions, self.problems, self.timings = app, sessions, problems, timings
+        name = app.name
         try:
-            unchanged = dict(current.items() & old_stamps.items())
-        except TypeError:  # an unhashable stamp: a damaged cache
-            unchanged = {}
-        same = [key for key in old_rows if key in unchanged]  # in stored order: rows stay close in memory
-    kept = _checked(name, old_rows, same)
-    if kept is None:  # damaged rows: read those sources again
-        same = [key for key in same if _checked(name, old_rows, [key]) is not None]
-        kept = _checked(name, old_rows, same) or []
-    same = set(same) if len(same) < len(current) else same
-    rows = {key: old_rows[key] for key in same} if len(same) < len(old_rows) else old_rows
-    notes = {key: old_notes[key] for key in old_notes.keys() & same}
-    problems += _notes_of(notes, notes.keys())
-    sessions += kept
-    for source in (s for s in sources if s.key not in same) if len(same) < len(current) else ():
-        loaded, source_notes = _read(source, app)
-        rows[source.key] = [_cache_row(s) for s in loaded]
+            # an app that reads the folders the others know of is given them (reads_known_folders)
+            sources = list(app.sources(env, folders) if folders is not None  # type: ignore[call-arg]
+                           else app.sources(env))
+        except Exception as exc:  # a broken store must not hide the other apps
+            problems.append(f"{name}: cannot list its sessions: {exc}")
+            sources = []
+        old_stamps, old_rows, old_notes = cached.get(name) or ({}, {}, {})
+        current = dict(map(attrgetter("key", "stamp"), sources))
+        if current == old_stamps and old_rows.keys() == current.keys():
+            same: Any = old_rows.keys()  # nothing changed: the usual key press
+        else:
+            try:
+                unchanged = dict(current.items() & old_stamps.items())
+            except TypeError:  # an unhashable stamp: a damaged cache
+                unchanged = {}
+            same = [key for key in old_rows if key in unchanged]  # in stored order: rows stay close in memory
+        kept = _checked(name, old_rows, same)
+        if kept is None:  # damaged rows: read those sources again
+            same = [key for key in same if _checked(name, old_rows, [key]) is not None]
+            kept = _checked(name, old_rows, same) or []
+        same = set(same) if len(same) < len(current) else same
+        self.rows = {key: old_rows[key] for key in same} if len(same) < len(old_rows) else old_rows
+        self.notes = {key: old_notes[key] for key in old_notes.keys() & same}
+        problems += _notes_of(self.notes, self.notes.keys())
+        sessions += kept
+        self.to_read = [s for s in sources if s.key not in same] if len(same) < len(current) else []
+        self.changed = len(same) < len(current) or current.keys() != old_stamps.keys()
+        self.current = current
+        timings[name] = timings.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+    def read(self, source: Source) -> None:
+        started = time.perf_counter()
+        loaded, source_notes = _read(source, self.app)
+        self.rows[source.key] = [_cache_row(s) for s in loaded]
         if source_notes:
-            notes[source.key] = source_notes
-        sessions += loaded
-        problems += source_notes
-    changed = len(same) < len(current) or current.keys() != old_stamps.keys()
-    if changed:  # stored newest first: the next warm run finds its rows already in order
-        rows = dict(sorted(rows.items(), key=_newest_row, reverse=True))
-    return [current, rows, notes], changed
+            self.notes[source.key] = source_notes
+        self.sessions += loaded
+        self.problems += source_notes
+        self.timings[self.app.name] += (time.perf_counter() - started) * 1000
+
+    def finish(self) -> tuple[list[dict[Any, Any]], bool]:
+        rows = self.rows
+        if self.changed:  # stored newest first: the next warm run finds its rows already in order
+            rows = dict(sorted(rows.items(), key=_newest_row, reverse=True))
+        return [self.current, rows, self.notes], self.changed
 
 
 def _newest_row(item: tuple[Any, list[list[Any]]]) -> tuple[int, str, str]:

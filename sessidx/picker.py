@@ -102,6 +102,26 @@ def _run(cmd: list[str], env: dict[str, str], given: bytes | int) -> tuple[int, 
         raise Cancelled() from None
 
 
+def change_script(me: str) -> str:
+    """What a keystroke runs (sh, in fzf): in content mode the content search of the query; in
+    title mode, when the query's `app:`/`since:` words changed (the last ones are kept in fzf's
+    border label, never drawn: there is no border), the list reloaded with them (`lines` reads
+    them from FZF_QUERY), and fzf's search set to the rest of the query. Only words of letters,
+    digits, `.`, `_` and `-` count (querywords.parse agrees), so they are safe inside an action."""
+    from sessidx.render import CONTENT_PROMPT
+
+    return (f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) "
+            # {%s and q} apart, so that fzf puts the query in when it runs the reload, not now
+            "printf 'reload:%s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
+            "set -f; rest=; words=; "
+            "for w in $FZF_QUERY; do case $w in "
+            "app:*[!A-Za-z0-9._-]*|since:*[!A-Za-z0-9._-]*) rest=\"$rest $w\";; "
+            "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; "
+            "act=; [ \"$words\" = \"$FZF_BORDER_LABEL\" ] || "
+            "act=\"change-border-label($words)+reload($ME lines)\"; "
+            "[ -n \"$words\" ] && act=\"$act${act:++}search:${rest# }\"; printf '%s' \"$act\"")
+
+
 def _sh_quote(word: str) -> str:
     """For sh, which runs fzf's child commands (shlex.quote would load `re` on a key press)."""
     return "'" + word.replace("'", "'\\''") + "'"
@@ -173,20 +193,18 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         # Every key, in the preview pane (shown if hidden); the next move brings the session back.
         f"--bind=?:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
         f"--bind=f1:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
-        # Content mode (Ctrl-F): fzf's search off, each keystroke asks the content index.
+        # Content mode (Ctrl-F): fzf's search off, each keystroke asks the content index. In
+        # either mode `app:NAME` and `since:WHEN` in the query filter the list (querywords).
         f"--bind=ctrl-f:transform({me} cycle mode)",
-        f"--bind=change:reload:{me} lines --content {{q}}",
+        f"--bind=change:transform:{change_script(me)}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
-        # newest first, and the note leaves with the header the stream's end sets.
-        (f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)")
+        # newest first on fzf's stdin, and the note leaves at its end (fzf's one load event).
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
-        + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
-        # (the first load event is the empty frame's own: the note leaves once rows are in)
-        f"--bind=load:transform:[ \"${{FZF_TOTAL_COUNT:-0}}\" -gt 0 ] && echo {_sh_quote(note_gone)}" if cold
-        else f"--bind=load:reload-sync({me} lines)+unbind(load)",
+        *([f"--bind=start:bg-transform({me} hosts --refresh --fzf)"] if hosts else []),
+        f"--bind=load:{note_gone}" if cold else f"--bind=load:reload-sync({me} lines)+unbind(load)",
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+

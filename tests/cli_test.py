@@ -174,9 +174,10 @@ def test_copy_under_tmux_uses_its_buffer(home, tmp_path, stub_bin):
     assert f"--resume={s.session_id}" in (stub_bin / "tmux.buffer").read_text()
 
 
-def test_the_first_press_streams_each_app_as_it_is_read(home, tmp_path):
-    """`lines --stream` (no cache yet): the column header, then each app's sessions newest
-    first, in fixed columns; the cache is written for the next press."""
+def test_the_first_press_streams_newest_first_across_apps(home, tmp_path):
+    """`lines --stream` (no cache yet, what the first press's fzf reads): the column header, then
+    the sessions newest first across apps (every source listed first, parsed newest first), in
+    fixed columns; the cache is written for the next press."""
     import re
 
     # folders of other lengths per app: columns sized per batch would not line up
@@ -189,7 +190,7 @@ def test_the_first_press_streams_each_app_as_it_is_read(home, tmp_path):
     write_codex_home(home, [CodexThread(cwd=str(tmp_path / "c"), title="A codex thread")])
     lines = run_cli("lines", "--stream", env={"SESSIDX_HOME": str(home)}).stdout.splitlines()
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", line).split("\t", 1)[1] for line in lines]
-    titles = ["title", "Newer claude session", "Older claude session", "A codex thread"]  # app by app
+    titles = ["title", "Newer claude session", "A codex thread", "Older claude session"]  # the codex thread: 2026
     assert [line.rsplit("  ", 1)[-1] for line in plain] == titles
     assert len({line.index(title) for line, title in zip(plain, titles, strict=True)}) == 1  # one title column
     assert list((tmp_path / "cache" / "sessidx").glob("index-*"))  # the next press is warm

@@ -551,9 +551,12 @@ def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, t
     scoped = run_cli("cycle", "scope", env={**env, "FZF_PROMPT": "content:codex> ", "PWD": str(here)}).stdout
     assert "change-prompt(content:codex@here> )" in scoped and "scope: this folder" in scoped
     to_titles = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "content:codex@here> "}).stdout
-    assert "change-prompt(codex@here> )" in to_titles and to_titles.rstrip().endswith("lines --app codex --here")
+    assert "change-prompt(codex@here> )" in to_titles and to_titles.rstrip().endswith("lines --app codex --here)")
     to_content = run_cli("cycle", "mode", env={**env, "FZF_PROMPT": "codex> "}).stdout
-    assert "change-prompt(content:codex> )" in to_content and "rebind(change)" in to_content
+    assert "rebind(change)" in to_content
+    if "cycle index-start" in to_content:  # the refresh Ctrl-F started is under way: the prompt once the list is empty
+        to_content = run_cli("cycle", "index-start", env={**env, "FZF_PROMPT": "codex> "}).stdout
+    assert "change-prompt(content:codex> )" in to_content
 
 
 def test_a_first_search_on_a_terminal_shows_its_progress_then_clears_it(home):

@@ -462,10 +462,12 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {1})")
                for a in args)
     assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {1}") for a in args)
-    # no cache yet: the rows stream in as each app is read
-    assert any(a.startswith("--bind=start:unbind(change)+reload(") and a.endswith(" lines --stream)") for a in args)
+    # no cache yet: the rows stream in on fzf's stdin (no reload), and the note leaves at its end
+    assert not any(a.startswith("--bind=start:") or "lines --stream" in a for a in args)
+    assert any(a.startswith("--bind=load:change-header(Enter resume") for a in args)
     assert any(a.startswith("--bind=ctrl-f:transform(") and a.endswith(" cycle mode)") for a in args)
-    assert any(a.startswith("--bind=change:reload:") and a.endswith(" lines --content {q}") for a in args)
+    # a keystroke: the content search in content mode, the app:/since: words in title mode
+    assert any(a.startswith("--bind=change:transform:") and "lines --content {%s" in a for a in args)
     argv, cwd = recorded(stub_bin, "claude")
     assert argv[-2:] == ["--permission-mode", "auto"] and cwd == str(folder)  # alt-enter: carried
 
@@ -663,7 +665,9 @@ def test_the_first_press_opens_at_once_and_fills_in(shell, home, tmp_path):
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("index-*"))
     shell.tmux.prepare()
     shell.tmux.send("C-o")
-    shell.tmux.until(lambda s: "indexing your sessions for the first time" in s and "session>" in s, "the note")
+    # (the note, there while the rows stream in, may be gone before a screen is read: one
+    # session streams in at once; picker_states_test watches it over 600)
+    shell.tmux.until(lambda s: "session>" in s, "the frame")
     shell.tmux.until(lambda s: "Seen on the very first press" in s and "for the first time" not in s,
                      "the rows, once indexed, and the note gone")
     shell.tmux.send("Escape")

@@ -29,9 +29,17 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     if cut := query_note(query):
         notes.append(cut)
     _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
+    from sessidx.querywords import parse
+
+    filters = parse(query)  # `app:NAME` and `since:WHEN` in the query narrow it too
+    query = filters.rest
+    if filters.apps is not None and len(filters.apps) == 1 and app in (None, *filters.apps):
+        app = next(iter(filters.apps))
     try:
         hits = search(open_index(env), query, app=app, limit=30,  # a screenful; typing narrows it
-                      folder=os.environ.get("PWD", "") if here else None)
+                      folder=os.environ.get("PWD", "") if here else None, since=filters.since_ms)
+        if filters.apps is not None:
+            hits = [h for h in hits if h.session.app in filters.apps]
     except SessidxError as exc:
         hits = []
         notes.append(render.clean(str(exc)))
