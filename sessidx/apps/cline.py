@@ -5,7 +5,9 @@ Read through a private copy with its WAL (see sqlite_snapshot). Title: `metadata
 else the prompt with its `<user_input mode="...">` wrapper removed. Branch:
 `metadata_json.git.branch` (a bare commit hash means a detached HEAD: no branch). The mode
 (`act`/`plan`) is read from the `<user_input mode="...">` of the first user message in
-`sessions/<id>/<id>.messages.json`, else `metadata_json.mode`. Sub-agents are skipped.
+`sessions/<id>/<id>.messages.json`, else `metadata_json.mode`. Sub-agents are skipped. A
+session run through Cline's hub daemon keeps `metadata.autoApproveTools: false` in its
+manifest when started with `--auto-approve false` (or `-p`); a resume passes it on.
 """
 
 from __future__ import annotations
