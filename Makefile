@@ -38,6 +38,7 @@ bench: $(BIN)/.installed
 conformance: $(BIN)/.installed
 	$(BIN)/python fixtures/conformance.py
 	$(BIN)/python fixtures/conformance_more.py  # pi, Hermes, OpenHands, gptme
+	$(BIN)/python fixtures/conformance_login.py  # Copilot, droid, Cline live; cn, auggie say why not
 
 demo: $(BIN)/.installed
 	$(BIN)/python fixtures/make_demo.py

@@ -5,7 +5,9 @@ Read through a private copy with its WAL (see sqlite_snapshot). Title: `metadata
 else the prompt with its `<user_input mode="...">` wrapper removed. Branch:
 `metadata_json.git.branch` (a bare commit hash means a detached HEAD: no branch). The mode
 (`act`/`plan`) is read from the `<user_input mode="...">` of the first user message in
-`sessions/<id>/<id>.messages.json`, else `metadata_json.mode`. Sub-agents are skipped.
+`sessions/<id>/<id>.messages.json`, else `metadata_json.mode`. Sub-agents are skipped. A
+session run through Cline's hub daemon keeps `metadata.autoApproveTools: false` in its
+manifest when started with `--auto-approve false` (or `-p`); a resume passes it on.
 """
 
 from __future__ import annotations
@@ -84,6 +86,18 @@ def load_sessions(db: str, data: str) -> list[Session]:
     return sessions
 
 
+def _asks_before_tools(session: Session) -> bool:
+    """The session was started with `--auto-approve false`: its manifest (`<id>.json`, beside
+    the messages file) keeps `metadata.autoApproveTools: false`. A resume does not restore it."""
+    from sessidx.readers import read_small_json
+
+    if not session.path:
+        return False
+    manifest = read_small_json(os.path.join(os.path.dirname(session.path), f"{session.id}.json"))
+    meta = manifest.get("metadata") if isinstance(manifest, dict) else None
+    return isinstance(meta, dict) and meta.get("autoApproveTools") is False
+
+
 class Cline:
     name = "cline"
     program = "cline"
@@ -110,11 +124,14 @@ class Cline:
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
-        # `cline --id ID` alone opens in Act on the global default model (3.0.65): Plan mode,
-        # stricter than the default Act, and the model are passed.
+        # `cline --id ID` alone opens in Act, auto-approving every tool, on the global default
+        # model (3.0.65): Plan mode, a recorded `--auto-approve false` (both stricter than
+        # the default) and the model are passed.
         b = ArgvBuilder(cli, self.program, "--id", session.id)
         if session.approval == "plan":
             b.switch("-p")
+        if _asks_before_tools(session):
+            b.option("--auto-approve", "false")
         b.option("-m", session.model)
         return b.plan
 

@@ -78,7 +78,8 @@ PLANS = {
     ("copilot", "dc91ed55-7ad1-47ca-9547-07c54f7b305d"): ["copilot", "--resume=dc91ed55-7ad1-47ca-9547-07c54f7b305d",
                                                           "--model", "mock-model"],
     ("cline", "1795991183296_r7db9"): ["cline", "--id", "1795991183296_r7db9", "-m", "mock-model"],
-    ("cline", "1795991189698_2e5ie"): ["cline", "--id", "1795991189698_2e5ie", "-p", "-m", "mock-large"],
+    ("cline", "1795991189698_2e5ie"): ["cline", "--id", "1795991189698_2e5ie", "-p", "--auto-approve", "false",
+                                       "-m", "mock-large"],  # `-p` records autoApproveTools: false
     ("qwen", "74ae506b-4b3c-49a5-9929-21313abcaab4"): ["qwen", "--resume", "74ae506b-4b3c-49a5-9929-21313abcaab4",
                                                        "-m", "mock-model"],
     ("droid", "f091b5e2-193d-4fd8-ab91-76549522ac38"): ["droid", "--resume", "f091b5e2-193d-4fd8-ab91-76549522ac38"],

@@ -146,3 +146,16 @@ def test_gemini_resume_in_a_later_minute_is_still_one_session(realdata, tmp_path
     assert ours[0]["title"] == want
     assert "ambiguous" not in run_cli("resume", GEMINI_ID, "--json", env={"SESSIDX_HOME": str(home)}).stderr
     assert os.path.exists(later)  # read, never touched
+
+
+def test_cline_carries_a_recorded_auto_approve_false(realdata):
+    """Cline 3.0.65 resumes every session with auto-approve-all on (its default) unless given
+    `--auto-approve false`; a session started with it keeps `autoApproveTools: false` in its
+    manifest, and asked before each tool when resumed with the flag (conformance_login)."""
+    home = realdata("cline-home")
+    asked = plan_json(home, "cline:1795991195804_6a67p")  # `cline --auto-approve false -m mock-model ...`
+    assert asked["argv"] == ["cline", "--id", "1795991195804_6a67p", "--auto-approve", "false", "-m", "mock-model"]
+    planned = plan_json(home, "cline:1795991189698_2e5ie")  # `-p`: plan mode, which also records false
+    assert planned["argv"][3:] == ["-p", "--auto-approve", "false", "-m", "mock-large"]
+    default = plan_json(home, "cline:1795991183296_r7db9")  # started with the default: nothing to carry
+    assert "--auto-approve" not in default["argv"]
