@@ -441,16 +441,23 @@ def picker_stream(env: Env, out: Out, width: int | None = None) -> int:
     here = os.environ.get("PWD")
     width = width or _list_width(env)
     gone = False
+    failed: SessidxError | None = None  # a write error (a full disk): said once the index is built
 
     def write(text: str) -> None:
-        nonlocal gone
+        nonlocal gone, failed
         if gone:
             return
         try:
             out(text)
             sys.stdout.flush()
-        except (BrokenPipeError, SessidxError):
+        except BrokenPipeError:
             gone = True
+        except SessidxError as exc:
+            gone, failed = True, exc
+        except OSError as exc:  # the flush of a full disk
+            from sessidx.cli import _cannot_write
+
+            gone, failed = True, SessidxError(_cannot_write(exc))
 
     write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
@@ -462,6 +469,8 @@ def picker_stream(env: Env, out: Out, width: int | None = None) -> int:
             write("\n".join(rows))
 
     build(env, APPS.values(), on_batch=emit)
+    if failed is not None:
+        raise failed
     return ExitCode.OK
 
 
