@@ -59,3 +59,13 @@ def test_every_block_of_a_run_is_merged_into_one_table(tmp_path: Path) -> None:
     rows = [line for line in merged if line.startswith("  | ") and "---" not in line][1:]
     assert [r.split("|")[1].strip() for r in rows] == ["claude", "gptme", "copilot"]  # copilot's skip row gone
     assert "  first part" in merged and "  third part" in merged
+
+
+def test_a_prompt_after_a_tool_result_in_one_message_is_answered_with_the_call() -> None:
+    # Claude Code 2.1.332, resumed: the previous turn's tool result and the new prompt share a message
+    body = {"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "done"},
+        {"type": "text", "text": "ping run: touch /tmp/c"}]}]}
+    tools = [{"name": "Bash", "input_schema": {"properties": {"command": {"type": "string"}}, "required": ["command"]}}]
+    call = mock_models._call(mock_models._anthropic_turns(body), tools)
+    assert call is not None and json.loads(call[1])["command"] == "touch /tmp/c"
