@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
 DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
 CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
-HOST_CACHE_VERSION = f"h2/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+HOST_CACHE_VERSION = f"h3/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
 
 
@@ -189,6 +189,7 @@ class Heard:
         self.at = at
         self.note = note
         self.fresh = False  # heard just now (not the cached rows of a host that failed)
+        self.digest: str | None = None  # the host's digest of these rows: it answers `same` to it
 
 
 def read_cache(env: Env, host: Host) -> Heard:
@@ -214,7 +215,10 @@ def read_cache(env: Env, host: Host) -> Heard:
     sessions = list(starmap(HostSession, rows))
     note = loaded.get("note")
     at = loaded.get("at")
-    return Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
+    heard = Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
+    digest = loaded.get("digest")
+    heard.digest = digest if type(digest) is str and digest.isalnum() else None
+    return heard
 
 
 def _signature_ok(signature: tuple[type, ...]) -> bool:
@@ -223,11 +227,30 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
 
 def write_cache(env: Env, heard: Heard) -> str | None:
     import marshal
+    from operator import attrgetter
 
-    rows = [[heard.host.name, *s] for s in heard.sessions]
+    fields = attrgetter(*Session.__slots__)
+    rows = [[heard.host.name, *fields(s)] for s in heard.sessions]
     data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
-            "at": heard.at}
+            "at": heard.at, "digest": heard.digest}
     return cache.write(cache_file(env, heard.host), marshal.dumps(data))
+
+
+def wait_for_refresh(env: Env, since_ms: int) -> None:
+    """Until every configured host's cache was written at or after `since_ms` (the picker's
+    background refresh is done), for at most the hosts' timeout and a little more."""
+    import time
+
+    deadline = time.monotonic() + timeout(env) + 3
+    for host in configured(env)[0]:
+        path = cache_file(env, host)
+        while path is not None and time.monotonic() < deadline:
+            try:
+                if os.stat(path).st_mtime_ns // 1_000_000 >= since_ms:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
 
 
 def cached_sessions(env: Env, app: str | None = None) -> list[HostSession]:
@@ -263,7 +286,7 @@ def ssh_command(env: Env) -> list[str]:
     return words or ["ssh"]
 
 
-_SOCKET_ROOM = 100 - 1 - 40 - 17  # sun_path, `/`, %C (40 hex), and ssh's own temporary suffix
+_SOCKET_ROOM = 100 - 1 - 16 - 17  # sun_path, `/`, the socket's name (16 hex), and ssh's own temporary suffix
 
 
 def control_dir(env: Env) -> str | None:
@@ -308,15 +331,29 @@ def _own_control(env: Env, host: Host) -> bool:
     return False
 
 
+def control_socket(folder: str, ssh_words: list[str], name: str) -> str:
+    """Our shared connection's socket for a host, in `folder`: named by the ssh command and the
+    host's name (not ssh's %C, which only `ssh -G` could tell us)."""
+    h = 0xCBF29CE484222325  # FNV-1a, 64 bits
+    for byte in "\0".join([*ssh_words, name]).encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(folder, f"{h:016x}")
+
+
 def background_argv(env: Env, host: Host, remote_command: str, wait: float) -> list[str]:
     """The ssh command of a call in the background: no terminal, no password prompt, no agent
-    or X11 forwarding, a connect timeout, and one shared connection per host."""
+    or X11 forwarding, a connect timeout, and one shared connection per host. While our socket
+    for the host is there, an earlier call found no ControlPath of the user's: `ssh -G` (a
+    process per call) is not asked again until the connection has gone (ControlPersist)."""
     options = ["-T", "-a", "-x", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(wait))}",
                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"]
-    if not _own_control(env, host) and (folder := control_dir(env)) is not None:
-        options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={folder}/%C",
-                    "-o", f"ControlPersist={CONTROL_PERSIST}"]
-    return [*ssh_command(env), *options, *host.destination(), "--", remote_command]
+    ssh = ssh_command(env)
+    if (folder := control_dir(env)) is not None:
+        socket = control_socket(folder, ssh, host.name)
+        if os.path.exists(socket) or not _own_control(env, host):
+            options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={socket.replace('%', '%%')}",
+                        "-o", f"ControlPersist={CONTROL_PERSIST}"]
+    return [*ssh, *options, *host.destination(), "--", remote_command]
 
 
 class Reply:
@@ -332,14 +369,17 @@ class Reply:
 OUTPUT_CAP = 64 * 1024 * 1024  # a host that sends more than this is not listed
 
 
-def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float) -> Reply:
-    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds."""
+def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float, detach: bool = True) -> Reply:
+    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds. Detached
+    from the terminal (a session of its own) unless `detach` is False: a content keystroke's
+    calls stay in its process group, so that fzf, killing the keystroke's feed when the next
+    key comes, kills them too (BatchMode already keeps ssh from asking anything)."""
     import subprocess
 
     argv = background_argv(env, host, remote_command, wait)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=detach)
     except OSError as exc:
         return Reply(255, b"", f"cannot run {argv[0]}: {exc.strerror or exc}")
     try:
