@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from sessidx.content.query import query_note, search, words_of
+from sessidx.content.query import Hit, query_note, search, words_of
 from sessidx.content.store import KEYSTROKE_WAIT, DatabaseError, open_index, wait_for_indexer
 
 TYPE_CHECKING = False  # see model.Fields
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sessidx.config import Env
+    from sessidx.remote import KeystrokeSearch
 
 
 def feed(env: Env, out: Callable[[str], None], query: str) -> int:
@@ -24,12 +25,13 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     from sessidx.errors import SessidxError
 
     notes = []
+    _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
+    asking = _ask_hosts(env, query, app) if not here else None  # a host's sessions are never "here"
     indexer = wait_for_indexer(env, seconds=KEYSTROKE_WAIT)
     if indexer is not None:
         notes.append(indexer.note())
     if cut := query_note(query):
         notes.append(cut)
-    _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
     try:
         hits = search(open_index(env), query, app=app, limit=30,  # a screenful; typing narrows it
                       folder=os.environ.get("PWD", "") if here else None)
@@ -40,6 +42,10 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
         hits = []
         notes.append(render.clean(f"the content index is damaged ({exc}): the next search makes it again"))
     else:
+        if not hits and query.strip() and asking is None:
+            notes.append("no session says that")
+    if asking is not None:
+        hits = _merged(hits, asking, notes)
         if not hits and query.strip():
             notes.append("no session says that")
     out("\t" + render.content_header() + "".join(f"  ({note})" for note in notes))
@@ -48,3 +54,40 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     if rows:
         out("\n".join(rows))
     return 0
+
+
+def _ask_hosts(env: Env, query: str, app: str | None) -> KeystrokeSearch | None:
+    """The SSH hosts asked this keystroke's query (remote.KeystrokeSearch), or None: no host is
+    named, or no query. (The hosts and their modules load only when a host is named.)"""
+    from sessidx.hosts import configured
+
+    hosts = configured(env)[0] if query.strip() else []
+    if not hosts:
+        return None
+    from sessidx.remote import KeystrokeSearch
+
+    return KeystrokeSearch(env, hosts, query, app, limit=30)
+
+
+def _merged(local: list[Hit], asking: KeystrokeSearch, notes: list[str]) -> list[Hit]:
+    """This machine's hits (in their ranked order) and the hosts' (best score first), merged by
+    score as `search --host` merges them: a screenful."""
+    from sessidx.render import clean
+
+    found, host_notes = asking.results()
+    notes += [clean(note) for note in host_notes]
+    remote = []
+    for score, session, snippet, also in found:
+        hit = Hit(session, -score, snippet, "")
+        hit.also = also
+        remote.append(hit)
+    merged: list[Hit] = []
+    i = j = 0
+    while i < len(local) or j < len(remote):
+        if j == len(remote) or (i < len(local) and local[i].score <= remote[j].score):
+            merged.append(local[i])
+            i += 1
+        else:
+            merged.append(remote[j])
+            j += 1
+    return merged[:30]
