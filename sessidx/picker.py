@@ -128,10 +128,16 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
             note: str | None = None, tmux: str | None = None, cold: bool = False,
             size: tuple[int, int] = (200, 50), hosts: bool = False) -> Picked:
     """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
+    import time
+
     from sessidx.render import preview_window, prompt_of
 
     me = self_command()
-    note_gone = f"change-header({HEADER})+unbind(load)"
+    # SSH hosts: refreshed in the background from the start (bg-transform, which sets the
+    # header's notes); the list is reloaded once that is done, by a reload-sync (the rows stay
+    # usable meanwhile) that waits for it: fzf does not run a reload that a bg-transform returns
+    fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} {me} lines" if hosts else f"{me} lines"
+    note_gone = f"change-header({HEADER})+unbind(load)" + (f"+reload-sync({fresh})" if hosts else "")
     help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
     cmd = [
         fzf,
@@ -174,12 +180,12 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
         # newest first, and the note leaves with the header the stream's end sets.
         (f"--bind=start:unbind(change)+reload({me} lines --stream)" if cold else "--bind=start:unbind(change)")
-        # SSH hosts: asked in the background, never waited for; when all have answered or
-        # timed out, the list is reloaded and the header names those that did not answer
+        # SSH hosts: asked in the background, never waited for; the header names those that
+        # did not answer
         + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
         # (the first load event is the empty frame's own: the note leaves once rows are in)
         f"--bind=load:transform:[ \"${{FZF_TOTAL_COUNT:-0}}\" -gt 0 ] && echo {_sh_quote(note_gone)}" if cold
-        else f"--bind=load:reload-sync({me} lines)+unbind(load)",
+        else f"--bind=load:reload-sync({fresh})+unbind(load)",
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+
