@@ -153,7 +153,9 @@ def run_remote(env: Env, host: Host, args: list[str], wait: float | None = None,
     wait = wait or timeout(env)
     digest = _code_digest(env)
     python = env.get("SESSIDX_REMOTE_PYTHON") or "python3"  # the host's interpreter, as its login shell finds it
-    command = f"{quote_portable(python)} -X utf8 - " + " ".join(quote_portable(a) for a in args)
+    # the listing needs nothing of site-packages: -S spares it the site import
+    flags = "-X utf8 -S" if args[:1] == ["--rows"] else "-X utf8"
+    command = f"{quote_portable(python)} {flags} - " + " ".join(quote_portable(a) for a in args)
     started = time.monotonic()
     reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", "None").encode(), wait,
                  detach)
