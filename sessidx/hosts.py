@@ -26,6 +26,8 @@ from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sessidx.config import Env
 
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
@@ -192,9 +194,11 @@ class Heard:
         self.digest: str | None = None  # the host's digest of these rows: it answers `same` to it
 
 
-def read_cache(env: Env, host: Host) -> Heard:
+def read_cache(env: Env, host: Host, on_digest: Callable[[str | None], None] | None = None) -> Heard:
     """The host's cached rows, type-checked row by row (they were checked field by field when
-    they arrived); anything wrong with the file means no rows, never an error."""
+    they arrived); anything wrong with the file means no rows, never an error. `on_digest` is
+    given the rows' digest as soon as it is read, before the rows are built (a refresh asks
+    the host with it meanwhile)."""
     import marshal
 
     data, _ = cache.read(cache_file(env, host))
@@ -204,7 +208,13 @@ def read_cache(env: Env, host: Host) -> Heard:
         loaded = None
     if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
             or type(loaded.get("rows")) is not list):
+        if on_digest is not None:
+            on_digest(None)
         return Heard(host, [])
+    digest = loaded.get("digest")
+    digest = digest if type(digest) is str and digest.isalnum() else None
+    if on_digest is not None:
+        on_digest(digest)
     from itertools import repeat, starmap
 
     rows = loaded["rows"]
@@ -216,8 +226,7 @@ def read_cache(env: Env, host: Host) -> Heard:
     note = loaded.get("note")
     at = loaded.get("at")
     heard = Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
-    digest = loaded.get("digest")
-    heard.digest = digest if type(digest) is str and digest.isalnum() else None
+    heard.digest = digest
     return heard
 
 

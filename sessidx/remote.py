@@ -313,8 +313,15 @@ def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None =
     """The host's sessions now, archived ones too; on failure no sessions and a note. With
     `known` (what the host sent last, cached here), the host answers `same` when nothing
     changed there, and those rows stand."""
-    digest = known.digest if known is not None and known.digest else None
-    reply, note = run_remote(env, host, ["--rows", *([digest] if digest else [])], wait)
+    digest = known.digest if known is not None else None
+    return _heard(host, *_ask_rows(env, host, wait, digest), digest, known)
+
+
+def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> tuple[Reply, str | None]:
+    return run_remote(env, host, ["--rows", *([digest] if digest else [])], wait)
+
+
+def _heard(host: Host, reply: Reply, note: str | None, digest: str | None, known: Heard | None) -> Heard:
     now = int(time.time() * 1000)
     if note:
         return Heard(host, [], now, note)
@@ -327,7 +334,7 @@ def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None =
         said = reply.err.strip().splitlines()
         why = render.clean(said[-1] if said else "?", 160)
         return Heard(host, [], now, f"{host.name}: sessidx there failed: {why}")
-    if head.get("same") is True and known is not None and head["digest"] == digest:
+    if head.get("same") is True and known is not None and digest is not None and head["digest"] == digest:
         sessions, bad = known.sessions, 0
     else:
         try:
@@ -344,12 +351,34 @@ def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None =
 
 def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Heard]:
     """Every host asked at once (a thread each); each reply, or its failure, cached. A host
-    that fails keeps the rows it sent last, with the note."""
+    that fails keeps the rows it sent last, with the note. The host is asked as soon as the
+    digest of its cached rows is read: the rows are built here while it lists."""
+    import threading
+
     from sessidx.hosts import read_cache, write_cache
 
     def one(host: Host) -> Heard:
-        known = read_cache(env, host)
-        heard = fetch(env, host, wait, known)
+        answer: list[tuple[Reply, str | None]] = []
+        failed: list[BaseException] = []
+        asked: list[str | None] = []
+        threads: list[threading.Thread] = []
+
+        def asking() -> None:
+            try:
+                answer.append(_ask_rows(env, host, wait, asked[0]))
+            except BaseException as exc:  # raised here, in the caller's thread, after the join
+                failed.append(exc)
+
+        def ask(digest: str | None) -> None:
+            asked.append(digest)
+            threads.append(threading.Thread(target=asking, daemon=True))
+            threads[0].start()
+
+        known = read_cache(env, host, ask)
+        threads[0].join()
+        if failed:
+            raise failed[0]
+        heard = _heard(host, *answer[0], asked[0], known)
         if not heard.fresh:
             heard.sessions = known.sessions
             heard.digest = known.digest
