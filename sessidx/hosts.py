@@ -267,12 +267,16 @@ def write_cache(env: Env, heard: Heard) -> str | None:
     return None
 
 
-def wait_for_refresh(env: Env, since_ms: int) -> None:
+REFRESH_WAIT = 2.0  # seconds a warm picker's reload waits for its hosts (keys may go unheard meanwhile)
+
+
+def wait_for_refresh(env: Env, since_ms: int, most: float | None = None) -> None:
     """Until every configured host's cache was written at or after `since_ms` (the picker's
-    background refresh is done), for at most the hosts' timeout and a little more."""
+    background refresh is done), for at most `most` seconds (default: the hosts' timeout
+    and a little more)."""
     import time
 
-    deadline = time.monotonic() + timeout(env) + 3
+    deadline = time.monotonic() + (timeout(env) + 3 if most is None else most)
     for host in configured(env)[0]:
         path = cache_file(env, host)
         while path is not None and time.monotonic() < deadline:

@@ -137,7 +137,8 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
     # header's notes); the list is reloaded once that is done, by a reload-sync (the rows stay
     # usable meanwhile) that waits for it: fzf does not run a reload that a bg-transform returns
     fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} {me} lines" if hosts else f"{me} lines"
-    note_gone = f"change-header({HEADER})+unbind(load)" + (f"+reload-sync({fresh})" if hosts else "")
+    note_gone = f"change-header({HEADER})+unbind(load)" + (f"+reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})"
+                                                           if hosts else "")
     help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
     cmd = [
         fzf,
