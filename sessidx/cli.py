@@ -58,6 +58,10 @@ _BARE: dict[tuple[str, ...], Args] = {
                     until=None),
     ("lines",): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False),
     ("build",): Args(command="build", verbose=False),  # timed against a plain script in `make bench`
+    # the picker's background refresh of the SSH hosts, and its header after it
+    ("hosts", "--refresh", "--fzf"): Args(command="hosts", refresh=True, fzf=True, fzf_redraw=False),
+    ("hosts", "--refresh"): Args(command="hosts", refresh=True, fzf=False, fzf_redraw=False),
+    ("hosts", "--fzf-redraw"): Args(command="hosts", refresh=False, fzf=False, fzf_redraw=True),
 }
 
 
@@ -108,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sessidx.picker import pick  # the key press: kept rows, no index, when it can
 
             return pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
+        if args.command == "hosts" and args.refresh and args.fzf:  # the picker's background refresh
+            from sessidx import remote
+
+            return remote.hosts_command(env, _out, True, True)
         from sessidx import commands
 
         if args.command in ("list", "find") and getattr(args, "host", None):

@@ -263,7 +263,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     try:
         picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
-                         cold=cold, size=size, hosts=hosts and not cold)  # the first press ever: this machine first
+                         cold=cold, size=size, hosts=hosts)
     finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
         if not cold and not index.demo:
             _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
@@ -330,6 +330,12 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     one app's, or this folder's or repository's. The whole list is also kept, rendered, for
     the next key press's first screen."""
     here = os.environ.get("PWD")
+    if (since := env.get("SESSIDX_HOSTS_SINCE")) and since.isdigit():  # the picker's reload after its hosts' refresh
+        from sessidx.hosts import REFRESH_WAIT, wait_for_refresh
+
+        # the first press ever waits as long as the hosts may take (its list is still filling);
+        # a later one briefly: fzf may drop a key sent while a reload-sync is under way
+        wait_for_refresh(env, int(since), None if env.get("SESSIDX_HOSTS_COLD") else REFRESH_WAIT)
     index = load(env, APPS.values())
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions)

@@ -32,12 +32,14 @@ from sessidx.render import clean
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sessidx.config import Env
 
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
 DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
 CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
-HOST_CACHE_VERSION = f"h2/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+HOST_CACHE_VERSION = f"h3/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
 
 
@@ -193,11 +195,14 @@ class Heard:
         self.at = at
         self.note = note
         self.fresh = False  # heard just now (not the cached rows of a host that failed)
+        self.digest: str | None = None  # the host's digest of these rows: it answers `same` to it
 
 
-def read_cache(env: Env, host: Host) -> Heard:
+def read_cache(env: Env, host: Host, on_digest: Callable[[str | None], None] | None = None) -> Heard:
     """The host's cached rows, type-checked row by row (they were checked field by field when
-    they arrived); anything wrong with the file means no rows, never an error."""
+    they arrived); anything wrong with the file means no rows, never an error. `on_digest` is
+    given the rows' digest as soon as it is read, before the rows are built (a refresh asks
+    the host with it meanwhile)."""
     data, _ = cache.read(cache_file(env, host))
     try:
         loaded = marshal.loads(data) if data else None
@@ -205,7 +210,13 @@ def read_cache(env: Env, host: Host) -> Heard:
         loaded = None
     if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
             or type(loaded.get("rows")) is not list):
+        if on_digest is not None:
+            on_digest(None)
         return Heard(host, [])
+    digest = loaded.get("digest")
+    digest = digest if type(digest) is str and digest.isalnum() else None
+    if on_digest is not None:
+        on_digest(digest)
     rows = loaded["rows"]
     # checked in bulk, as index._checked does: each distinct signature of field types once
     if not (set(map(type, rows)) <= {list} and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
@@ -214,7 +225,9 @@ def read_cache(env: Env, host: Host) -> Heard:
     sessions = list(starmap(HostSession, rows))
     note = loaded.get("note")
     at = loaded.get("at")
-    return Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
+    heard = Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
+    heard.digest = digest
+    return heard
 
 
 def _signature_ok(signature: tuple[type, ...]) -> bool:
@@ -222,10 +235,54 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
 
 
 def write_cache(env: Env, heard: Heard) -> str | None:
-    rows = [[heard.host.name, *s] for s in heard.sessions]
+    fields = attrgetter(*Session.__slots__)
+    rows = [[heard.host.name, *fields(s)] for s in heard.sessions]
     data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
-            "at": heard.at}
-    return cache.write(cache_file(env, heard.host), marshal.dumps(data))
+            "at": heard.at, "digest": heard.digest}
+    path = cache_file(env, heard.host)
+    if path is None:
+        return cache.write(path, b"")  # its message
+    # a temp file of this process renamed into place, as cache.write does, without `tempfile`
+    # (random, shutil and the compression modules: a tenth of a refresh's start-up)
+    folder = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if problem := cache.folder_problem(folder):
+            return problem
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "wb") as f:
+            f.write(marshal.dumps(data))
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:  # noqa: SIM105 - contextlib would load functools and collections
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return f"cache {path} not written ({exc.strerror or exc})"
+    cache._remove_stale_temps(folder, os.path.basename(path) + ".")
+    return None
+
+
+REFRESH_WAIT = 2.0  # seconds a warm picker's reload waits for its hosts (keys may go unheard meanwhile)
+
+
+def wait_for_refresh(env: Env, since_ms: int, most: float | None = None) -> None:
+    """Until every configured host's cache was written at or after `since_ms` (the picker's
+    background refresh is done), for at most `most` seconds (default: the hosts' timeout
+    and a little more)."""
+    import time
+
+    deadline = time.monotonic() + (timeout(env) + 3 if most is None else most)
+    for host in configured(env)[0]:
+        path = cache_file(env, host)
+        while path is not None and time.monotonic() < deadline:
+            try:
+                if os.stat(path).st_mtime_ns // 1_000_000 >= since_ms:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
 
 
 def cached_sessions(env: Env, app: str | None = None) -> list[HostSession]:
@@ -248,6 +305,8 @@ def ssh_command(env: Env) -> list[str]:
     given = env.get("SESSIDX_SSH")
     if not given:
         return ["ssh"]
+    if not set(given) & set("'\"\\#"):  # plain words: no shlex (and its `re`) needed
+        return given.split() or ["ssh"]
     import shlex
 
     try:
@@ -257,7 +316,7 @@ def ssh_command(env: Env) -> list[str]:
     return words or ["ssh"]
 
 
-_SOCKET_ROOM = 100 - 1 - 40 - 17  # sun_path, `/`, %C (40 hex), and ssh's own temporary suffix
+_SOCKET_ROOM = 100 - 1 - 16 - 17  # sun_path, `/`, the socket's name (16 hex), and ssh's own temporary suffix
 
 
 def control_dir(env: Env) -> str | None:
@@ -300,15 +359,29 @@ def _own_control(env: Env, host: Host) -> bool:
     return False
 
 
+def control_socket(folder: str, ssh_words: list[str], name: str) -> str:
+    """Our shared connection's socket for a host, in `folder`: named by the ssh command and the
+    host's name (not ssh's %C, which only `ssh -G` could tell us)."""
+    h = 0xCBF29CE484222325  # FNV-1a, 64 bits
+    for byte in "\0".join([*ssh_words, name]).encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(folder, f"{h:016x}")
+
+
 def background_argv(env: Env, host: Host, remote_command: str, wait: float) -> list[str]:
     """The ssh command of a call in the background: no terminal, no password prompt, no agent
-    or X11 forwarding, a connect timeout, and one shared connection per host."""
+    or X11 forwarding, a connect timeout, and one shared connection per host. While our socket
+    for the host is there, an earlier call found no ControlPath of the user's: `ssh -G` (a
+    process per call) is not asked again until the connection has gone (ControlPersist)."""
     options = ["-T", "-a", "-x", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(wait))}",
                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"]
-    if not _own_control(env, host) and (folder := control_dir(env)) is not None:
-        options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={folder}/%C",
-                    "-o", f"ControlPersist={CONTROL_PERSIST}"]
-    return [*ssh_command(env), *options, *host.destination(), "--", remote_command]
+    ssh = ssh_command(env)
+    if (folder := control_dir(env)) is not None:
+        socket = control_socket(folder, ssh, host.name)
+        if os.path.exists(socket) or not _own_control(env, host):
+            options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={socket.replace('%', '%%')}",
+                        "-o", f"ControlPersist={CONTROL_PERSIST}"]
+    return [*ssh, *options, *host.destination(), "--", remote_command]
 
 
 class Reply:
@@ -324,14 +397,17 @@ class Reply:
 OUTPUT_CAP = 64 * 1024 * 1024  # a host that sends more than this is not listed
 
 
-def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float) -> Reply:
-    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds."""
+def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float, detach: bool = True) -> Reply:
+    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds. Detached
+    from the terminal (a session of its own) unless `detach` is False: a content keystroke's
+    calls stay in its process group, so that fzf, killing the keystroke's feed when the next
+    key comes, kills them too (BatchMode already keeps ssh from asking anything)."""
     import subprocess
 
     argv = background_argv(env, host, remote_command, wait)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=detach)
     except OSError as exc:
         return Reply(255, b"", f"cannot run {argv[0]}: {exc.strerror or exc}")
     try:

@@ -152,8 +152,15 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
                 tmux: str | None = None, cold: bool = False, size: tuple[int, int] = (200, 50),
                 hosts: bool = False) -> list[str]:
     """fzf's argv for the picker (its input: the rows, the column names first)."""
+    import time
+
     me = self_command()
-    note_gone = f"change-header({HEADER})+unbind(load)"
+    # SSH hosts: refreshed in the background from the start (bg-transform, which sets the
+    # header's notes); the list is reloaded once that is done, by a reload-sync (the rows stay
+    # usable meanwhile) that waits for it: fzf does not run a reload that a bg-transform returns
+    fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} {me} lines" if hosts else f"{me} lines"
+    note_gone = f"change-header({HEADER})+unbind(load)" + (f"+reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})"
+                                                           if hosts else "")
     help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
     cmd = [
         fzf,
@@ -204,7 +211,7 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
         *([f"--bind=start:bg-transform({me} hosts --refresh --fzf)"] if hosts else []),
-        f"--bind=load:{note_gone}" if cold else f"--bind=load:reload-sync({me} lines)+unbind(load)",
+        f"--bind=load:{note_gone}" if cold else f"--bind=load:reload-sync({fresh})+unbind(load)",
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+

@@ -21,47 +21,18 @@ the host's login shell, and the whole `ssh -t HOST -- '...'` for the local shell
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
 import json
 import os
-import re
-import sys
 import time
-import zipfile
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
-from typing import TYPE_CHECKING
 
-from sessidx import commands, render
-from sessidx.apps import app_named
-from sessidx.content import query as content_query
-from sessidx.content import store
+from sessidx import render
 from sessidx.errors import Cancelled, ExitCode, SessidxError
-from sessidx.hosts import (
-    Heard,
-    Host,
-    HostSession,
-    Reply,
-    call,
-    configured,
-    failure,
-    host_named,
-    read_cache,
-    split_key,
-    ssh_command,
-    timeout,
-    write_cache,
-)
-from sessidx.model import Session
-from sessidx.picker import CONTENT_HEADER, HEADER, self_command
-from sessidx.quoting import command_line, quote_portable
-from sessidx.terminal import ask_yes_no
-from sessidx.terminal import copy as to_clipboard
+from sessidx.hosts import Heard, Host, HostSession, Reply, call, configured, failure, host_named, split_key, timeout
 
+TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sessidx.config import Env
 
     Out = Callable[[str], None]
@@ -97,32 +68,76 @@ if not os.path.isfile(os.path.join(root, "sessidx", "cli.py")):
             shutil.rmtree(tmp, ignore_errors=True)
 sys.path.insert(0, root)
 sys.argv = ["sessidx"] + sys.argv[1:]
-from sessidx.cli import _standard_streams, main
-_standard_streams()
-code = main()
+if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's parser
+    from sessidx.remote import serve_rows
+    code = serve_rows(sys.argv[2:3])
+else:
+    from sessidx.cli import _standard_streams, main
+    _standard_streams()
+    code = main()
 sys.stdout.flush()
 os._exit(code)
 '''
 
 
-def _package() -> tuple[str, list[tuple[str, bytes]]]:
-    """This package's source files, and a hash of them that names the host's copy."""
+def _source_files() -> list[tuple[str, str]]:
+    """(name in the zip, path here) of this package's source files."""
     top = os.path.dirname(os.path.abspath(__file__))
-    files: list[tuple[str, bytes]] = []
+    found: list[tuple[str, str]] = []
     for folder, subfolders, names in os.walk(top):
         subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "shell"))
         for name in sorted(names):
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
-                with open(path, "rb") as f:
-                    files.append((os.path.join("sessidx", os.path.relpath(path, top)), f.read()))
+                found.append((os.path.join("sessidx", os.path.relpath(path, top)), path))
+    return found
+
+
+def _package() -> tuple[str, list[tuple[str, bytes]]]:
+    """This package's source files, and a hash of them that names the host's copy."""
+    import hashlib
+
+    files: list[tuple[str, bytes]] = []
+    for name, path in _source_files():
+        with open(path, "rb") as f:
+            files.append((name, f.read()))
     digest = hashlib.sha256()
     for name, data in files:
         digest.update(name.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()[:24], files
 
 
+CODE_DIGEST_FILE = "remote-code.marshal"  # in the cache folder: the code's digest, by its files' stamps
+
+
+def _code_digest(env: Env) -> str:
+    """`_package`'s digest without reading and hashing every file on every call: kept beside
+    the files' sizes and mtimes, and made again when one of those changed."""
+    import marshal
+
+    from sessidx import cache
+
+    stamp = "\n".join(f"{name} {st.st_size} {st.st_mtime_ns}" for name, path in _source_files()
+                      for st in (os.stat(path),))
+    folder = cache.cache_dir(env)
+    path = os.path.join(folder, CODE_DIGEST_FILE) if folder else None
+    data, _ = cache.read(path)
+    try:
+        kept = marshal.loads(data) if data else None
+    except (ValueError, EOFError, TypeError):
+        kept = None
+    if type(kept) is dict and kept.get("stamp") == stamp and type(known := kept.get("digest")) is str:
+        return str(known)
+    digest = _package()[0]
+    cache.write(path, marshal.dumps({"stamp": stamp, "digest": digest}))
+    return digest
+
+
 def _zipped(files: list[tuple[str, bytes]]) -> bytes:
+    import base64
+    import io
+    import zipfile
+
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in files:
@@ -130,18 +145,26 @@ def _zipped(files: list[tuple[str, bytes]]) -> bytes:
     return base64.b85encode(buffer.getvalue())
 
 
-def run_remote(env: Env, host: Host, args: list[str], wait: float | None = None) -> tuple[Reply, str | None]:
+def run_remote(env: Env, host: Host, args: list[str], wait: float | None = None,
+               detach: bool = True) -> tuple[Reply, str | None]:
     """`sessidx ARGS` on the host (this version's code); the reply and, if it failed, why."""
+    from sessidx.quoting import quote_portable
+
     wait = wait or timeout(env)
-    digest, files = _package()
+    digest = _code_digest(env)
     python = env.get("SESSIDX_REMOTE_PYTHON") or "python3"  # the host's interpreter, as its login shell finds it
-    command = f"{quote_portable(python)} -X utf8 - " + " ".join(quote_portable(a) for a in args)
+    # the listing needs nothing of site-packages: -S spares it the site import
+    flags = "-X utf8 -S" if args[:1] == ["--rows"] else "-X utf8"
+    command = f"{quote_portable(python)} {flags} - " + " ".join(quote_portable(a) for a in args)
     started = time.monotonic()
-    reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", "None").encode(), wait)
+    reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", "None").encode(), wait,
+                 detach)
     if reply.code == NEED_CODE:
+        digest, files = _package()
         payload = "b'" + _zipped(files).decode("ascii") + "'"
         left = max(1.0, wait - (time.monotonic() - started))
-        reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left)
+        reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left,
+                     detach)
     note = failure(host, reply, wait)
     if note is None and reply.code == 127:
         note = f"{host.name} skipped: no python3 there"
@@ -159,13 +182,33 @@ _TEXT_CAP = 4096
 def id_fits(app_name: str, sid: object) -> bool:
     """An id the app could have written: the app's own grammar (`id_pattern`) where it has
     one, else short, no leading `-`, and letters, digits and `_.:+=@-` only."""
-    if type(sid) is not str or not sid or len(sid) > 255 or sid[0] == "-" or not sid.isprintable():
-        return False
+    check = _id_check(app_name)
+    return check is not None and check(sid)
+
+
+def _id_check(app_name: str) -> Callable[[object], bool] | None:
+    """`id_fits` for one app, its grammar looked up once; None for an app we do not know."""
+    from sessidx.apps import app_named
+
     app = app_named(app_name)
+    if app is None:
+        return None
     pattern = getattr(app, "id_pattern", None)
     if pattern is not None:
-        return (re.fullmatch(pattern, sid) if isinstance(pattern, str) else pattern.fullmatch(sid)) is not None
-    return set(sid) <= _ID_DEFAULT and "/" not in sid
+        import re
+
+        fullmatch = (re.compile(pattern) if isinstance(pattern, str) else pattern).fullmatch
+    else:
+        fullmatch = None
+
+    def check(sid: object) -> bool:
+        if type(sid) is not str or not sid or len(sid) > 255 or sid[0] == "-" or not sid.isprintable():
+            return False
+        if fullmatch is not None:
+            return fullmatch(sid) is not None
+        return set(sid) <= _ID_DEFAULT and "/" not in sid
+
+    return check
 
 
 def _text(value: object, cap: int = _TEXT_CAP) -> str | None:
@@ -178,25 +221,51 @@ def _text(value: object, cap: int = _TEXT_CAP) -> str | None:
 
 def valid_session(host: str, row: object) -> HostSession | None:
     """A host's session row, checked field by field; None when it is not one."""
+    from sessidx.model import Session
+
     if type(row) is not dict:
         return None
-    app, sid = row.get("app"), row.get("id")
-    if type(app) is not str or app_named(app) is None or not id_fits(app, sid):
-        return None
-    cwd, mtime, size, archived = row.get("cwd"), row.get("mtime"), row.get("bytes"), row.get("archived", False)
-    if cwd is not None and (type(cwd) is not str or not cwd.startswith("/") or "\0" in cwd or len(cwd) > _TEXT_CAP):
-        return None
-    if type(mtime) is not int or mtime < 0 or (size is not None and (type(size) is not int or size < 0)):
-        return None
-    if type(archived) is not bool:
-        return None
-    try:
-        return HostSession(host, app, str(sid), cwd, _text(row.get("branch"), 255), _text(row.get("title"), 1000),
-                           mtime, size, _text(row.get("model"), 255), _text(row.get("effort"), 64),
-                           _text(row.get("approval"), 255), _text(row.get("sandbox"), 64), _text(row.get("path")),
-                           archived, _text(row.get("origin"), 64))
-    except ValueError:
-        return None
+    values = [row.get(name) for name in Session.__slots__]
+    values[Session.__slots__.index("archived")] = row.get("archived", False)
+    sessions, _ = valid_rows(host, [values])
+    return sessions[0] if sessions else None
+
+
+def valid_rows(host: str, rows: object) -> tuple[list[HostSession], int]:
+    """Rows in `Session`'s field order (as `serve_rows` sends them), each checked field by field
+    (an app we know, an id that fits the app's id grammar, an absolute folder, types, text cut
+    to length) or dropped and counted; a reply that is not a list of rows is all bad."""
+    from sessidx.model import Session
+
+    if type(rows) is not list:
+        return [], 1
+    checks: dict[object, Callable[[object], bool] | None] = {}  # each app's id grammar, looked up once
+    width = len(Session.__slots__)
+    out: list[HostSession] = []
+    for row in rows:
+        if type(row) is not list or len(row) != width:
+            continue
+        app, sid, cwd, branch, title, mtime, size, model, effort, approval, sandbox, path, archived, origin = row
+        if type(app) is not str:
+            continue
+        check = checks.get(app, _id_check)  # (a sentinel: never a value in the dict)
+        if check is _id_check:
+            check = checks[app] = _id_check(app)
+        if check is None or not check(sid):
+            continue
+        if cwd is not None and (type(cwd) is not str or not cwd.startswith("/") or "\0" in cwd or len(cwd) > _TEXT_CAP):
+            continue
+        if type(mtime) is not int or mtime < 0 or (size is not None and (type(size) is not int or size < 0)):
+            continue
+        if type(archived) is not bool:
+            continue
+        try:
+            out.append(HostSession(host, app, sid, cwd, _text(branch, 255), _text(title, 1000), mtime, size,
+                                   _text(model, 255), _text(effort, 64), _text(approval, 255), _text(sandbox, 64),
+                                   _text(path), archived, _text(origin, 64)))
+        except ValueError:
+            continue
+    return out, len(rows) - len(out)
 
 
 def _json_lines(data: bytes) -> list[object]:
@@ -209,36 +278,117 @@ def _json_lines(data: bytes) -> list[object]:
     return out
 
 
-def fetch(env: Env, host: Host, wait: float | None = None) -> Heard:
-    """The host's sessions now, archived ones too; on failure no sessions and a note."""
-    reply, note = run_remote(env, host, ["list", "--json", "--archived"], wait)
+def serve_rows(known: list[str]) -> int:
+    """On the host (the loader's `--rows [DIGEST]`): every session there, archived ones too, as
+    one header line and one JSON array of rows in `Session`'s field order (both ends run the
+    same code), or the header alone when the rows' digest is the one the caller has already.
+    One `json.dumps` of the whole list: a line per row (`list --json`) cost a host with 2,000
+    sessions a sixth of a second."""
+    import gc
+    import hashlib
+    import marshal
+    import sys
+
+    gc.disable()  # as cli.main: thousands of small objects, no cycles
+    from operator import attrgetter
+
+    from sessidx.apps import APPS
+    from sessidx.config import current_env
+    from sessidx.index import build
+    from sessidx.model import Session
+
+    index = build(current_env(), APPS.values())  # no demo home: a host with none has none
+    rows = list(map(attrgetter(*Session.__slots__), index.sessions))
+    # the digest of the rows' marshal (a few ms), so that `same` costs no JSON; equal rows may
+    # marshal apart (marshal shares repeated objects), which only sends them again
+    digest = hashlib.sha256(marshal.dumps(rows)).hexdigest()[:32]
+    same = known == [digest]
+    head = json.dumps({"fields": list(Session.__slots__), "digest": digest, "count": len(rows), "same": same})
+    body = b"" if same else json.dumps(rows, separators=(",", ":")).encode() + b"\n"
+    sys.stdout.buffer.write(head.encode() + b"\n" + body)
+    return 0
+
+
+def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None = None) -> Heard:
+    """The host's sessions now, archived ones too; on failure no sessions and a note. With
+    `known` (what the host sent last, cached here), the host answers `same` when nothing
+    changed there, and those rows stand."""
+    digest = known.digest if known is not None else None
+    return _heard(host, *_ask_rows(env, host, wait, digest), digest, known)
+
+
+def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> tuple[Reply, str | None]:
+    return run_remote(env, host, ["--rows", *([digest] if digest else [])], wait)
+
+
+def _heard(host: Host, reply: Reply, note: str | None, digest: str | None, known: Heard | None) -> Heard:
+    now = int(time.time() * 1000)
     if note:
-        return Heard(host, [], int(time.time() * 1000), note)
-    rows = _json_lines(reply.out)
-    sessions = [s for row in rows if (s := valid_session(host.name, row)) is not None]
-    bad = len(rows) - len(sessions)
-    note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
-    if reply.code not in (0, None) and not rows:
+        return Heard(host, [], now, note)
+    head_line, _, body = reply.out.partition(b"\n")
+    try:
+        head = json.loads(head_line)
+    except ValueError:
+        head = None
+    if type(head) is not dict or type(head.get("digest")) is not str or not head["digest"].isalnum():
         said = reply.err.strip().splitlines()
-        return Heard(host, [], int(time.time() * 1000),
-                     f"{host.name}: sessidx there failed: {render.clean(said[-1] if said else '?', 160)}")
-    heard = Heard(host, sessions, int(time.time() * 1000), note)
+        why = render.clean(said[-1] if said else "?", 160)
+        return Heard(host, [], now, f"{host.name}: sessidx there failed: {why}")
+    if head.get("same") is True and known is not None and digest is not None and head["digest"] == digest:
+        sessions, bad = known.sessions, 0
+    else:
+        try:
+            rows = json.loads(body)
+        except ValueError:
+            rows = None
+        sessions, bad = valid_rows(host.name, rows)
+    note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
+    heard = Heard(host, sessions, now, note)
+    heard.digest = None if bad else head["digest"][:64]
     heard.fresh = True
     return heard
 
 
 def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Heard]:
     """Every host asked at once (a thread each); each reply, or its failure, cached. A host
-    that fails keeps the rows it sent last, with the note."""
+    that fails keeps the rows it sent last, with the note. The host is asked as soon as the
+    digest of its cached rows is read: the rows are built here while it lists."""
+    import threading
+
+    from sessidx.hosts import read_cache, write_cache
+
     def one(host: Host) -> Heard:
-        heard = fetch(env, host, wait)
+        answer: list[tuple[Reply, str | None]] = []
+        failed: list[BaseException] = []
+        asked: list[str | None] = []
+        threads: list[threading.Thread] = []
+
+        def asking() -> None:
+            try:
+                answer.append(_ask_rows(env, host, wait, asked[0]))
+            except BaseException as exc:  # raised here, in the caller's thread, after the join
+                failed.append(exc)
+
+        def ask(digest: str | None) -> None:
+            asked.append(digest)
+            threads.append(threading.Thread(target=asking, daemon=True))
+            threads[0].start()
+
+        known = read_cache(env, host, ask)
+        threads[0].join()
+        if failed:
+            raise failed[0]
+        heard = _heard(host, *answer[0], asked[0], known)
         if not heard.fresh:
-            heard.sessions = read_cache(env, host).sessions
+            heard.sessions = known.sessions
+            heard.digest = known.digest
         write_cache(env, heard)
         return heard
 
-    if not hosts:
-        return []
+    if len(hosts) < 2:  # no pool for one host (concurrent.futures and logging cost a start-up)
+        return [one(h) for h in hosts]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(8, len(hosts))) as pool:
         return list(pool.map(one, hosts))
 
@@ -294,6 +444,9 @@ def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> 
     """`ssh -t HOST -- 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
     `sh -c` whatever the host's login shell (sh, bash, zsh or fish: each reads the portable
     quoting alike), so `cd --` and `&&` mean what they mean in sh."""
+    from sessidx.hosts import ssh_command
+    from sessidx.quoting import command_line, quote_portable
+
     inner = f"cd -- {quote_portable(cwd)} && " + " ".join(quote_portable(a) for a in argv)
     return command_line([*ssh_command(env), "-t", *host.destination(), "--", "exec sh -c " + quote_portable(inner)],
                         shell)
@@ -330,6 +483,8 @@ def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait:
 
 
 def _cached_row(env: Env, ident: str) -> HostSession | None:
+    from sessidx.hosts import read_cache
+
     parts = split_key(ident)
     if parts is None:
         return None
@@ -359,6 +514,8 @@ def preview(env: Env, out: Out, ident: str, shell: str) -> int:
         lines += [f"✗ cannot check now: {exc}", "Enter asks the host again"]
         branch_now = None
     if session is not None:
+        from datetime import datetime
+
         when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
         lines += [
             "",
@@ -398,6 +555,8 @@ def resume(env: Env, out: Out, ident: str, shell: str, as_json: bool = False, al
     if p.error:
         raise SessidxError(f"not resuming {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name}: {p.error}")
     if p.branch_differs and not yes:
+        from sessidx.terminal import ask_yes_no
+
         branch = p.data["branch"]
         question = (f"sessidx: {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name} was on branch "
                     f"{branch['recorded']!r}, the folder there is now on {branch['current']!r}. Resume anyway?")  # type: ignore[index]
@@ -409,6 +568,8 @@ def resume(env: Env, out: Out, ident: str, shell: str, as_json: bool = False, al
 
 
 def copy(env: Env, out: Out, ident: str, shell: str) -> int:
+    from sessidx.terminal import copy as to_clipboard
+
     line = plan(env, ident, shell).line
     if line is None:
         raise SessidxError("no command to copy")
@@ -439,6 +600,10 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
                archived: bool) -> int:
     """`list --host`: each host asked now (at once, with the timeout), its answer cached; a
     host that fails is named on stderr and its last rows are not shown as if fresh."""
+    import sys
+
+    from sessidx import commands
+
     commands._check_app(app)
     local, hosts = chosen_hosts(env, names)
     sessions = list(commands._index(env).sessions) if local else []
@@ -460,26 +625,27 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
 def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | None, as_json: bool, limit: int) -> int:
     """`search --host`: each host answers the query itself (its own content index); the hits of
     all merge by score (the same ranking on every side: it is the same code), then newest."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sessidx import commands
+    from sessidx.model import Session
+
     commands._check_app(app)
     local, hosts = chosen_hosts(env, names)
     hits: list[tuple[float, Session, str]] = []
-    args = ["search", "--json", "--limit", str(limit), *(["--app", app] if app else []), "--", *query.split()]
+    args = search_args(query, app, limit)
 
     def ask(host: Host) -> tuple[Host, list[tuple[float, Session, str]], str | None]:
-        found: list[tuple[float, Session, str]] = []
-        reply, note = run_remote(env, host, args, max(timeout(env), 60.0))
-        for row in _json_lines(reply.out) if note is None else []:
-            s = valid_session(host.name, row)
-            if s is None or type(row) is not dict:
-                continue
-            score, snippet = row.get("score"), row.get("snippet")
-            if isinstance(score, (int, float)) and not isinstance(score, bool) and type(snippet) is str:
-                found.append((float(score), s, snippet[:2000]))
-        return host, found, note
+        found, note = host_hits(env, host, args, max(timeout(env), 60.0))
+        return host, [(score, s, snippet) for score, s, snippet, _ in found], note
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
         asked = list(pool.map(ask, hosts))
     if local:
+        from sessidx.content import query as content_query
+        from sessidx.content import store
+
         commands.refresh_content(env, db := store.open_index(env))
         hits += [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
     for _, found, note in asked:
@@ -505,13 +671,82 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     return ExitCode.OK
 
 
+def search_args(query: str, app: str | None, limit: int) -> list[str]:
+    return ["search", "--json", "--limit", str(limit), *(["--app", app] if app else []), "--", *query.split()]
+
+
+def host_hits(env: Env, host: Host, args: list[str], wait: float,
+              detach: bool = True) -> tuple[list[tuple[float, HostSession, str, str]], str | None]:
+    """The host's answer to `search --json ...` (`search_args`): (score, session, snippet, also)
+    for each hit that is valid, best first as the host ranked them; and why it failed, if it did."""
+    found: list[tuple[float, HostSession, str, str]] = []
+    reply, note = run_remote(env, host, args, wait, detach)
+    for row in _json_lines(reply.out) if note is None else []:
+        s = valid_session(host.name, row)
+        if s is None or type(row) is not dict:
+            continue
+        score, snippet, also = row.get("score"), row.get("snippet"), row.get("also", "")
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and type(snippet) is str:
+            found.append((float(score), s, snippet[:2000], also[:200] if type(also) is str else ""))
+    return found, note
+
+
+KEYSTROKE_WAIT = 1.5  # seconds a content keystroke waits for the hosts; SESSIDX_HOSTS_KEYSTROKE_WAIT
+
+
+class KeystrokeSearch:
+    """The picker's content mode on the hosts: each host asked the keystroke's query at once
+    (a thread each, before this machine's own search starts), for at most KEYSTROKE_WAIT
+    seconds. A host that has not answered by then is named in the header; its call is ended
+    (and fzf's next keystroke ends this one's, calls and all)."""
+
+    def __init__(self, env: Env, hosts: list[Host], query: str, app: str | None, limit: int) -> None:
+        import threading
+
+        given = env.get("SESSIDX_HOSTS_KEYSTROKE_WAIT")
+        try:
+            wait = float(given) if given else KEYSTROKE_WAIT
+        except ValueError:
+            wait = KEYSTROKE_WAIT
+        self.wait = wait if 0 < wait <= 60 else KEYSTROKE_WAIT
+        self.hosts = hosts
+        self.answers: dict[str, tuple[list[tuple[float, HostSession, str, str]], str | None]] = {}
+        args = search_args(query, app, limit)
+
+        def ask(host: Host) -> None:
+            self.answers[host.name] = host_hits(env, host, args, self.wait, detach=False)
+
+        self.threads = [threading.Thread(target=ask, args=(h,), daemon=True) for h in hosts]
+        self.started = time.monotonic()
+        for thread in self.threads:
+            thread.start()
+
+    def results(self) -> tuple[list[tuple[float, HostSession, str, str]], list[str]]:
+        """Every hit of the hosts that answered, best score first; a note for each that did not."""
+        for thread in self.threads:
+            thread.join(max(0.0, self.started + self.wait + 0.5 - time.monotonic()))
+        hits: list[tuple[float, HostSession, str, str]] = []
+        notes = []
+        for host in self.hosts:
+            found, note = self.answers.get(host.name, ([], f"{host.name} did not answer within {self.wait:g} s"))
+            hits += found
+            if note:
+                notes.append(note)
+        hits.sort(key=lambda h: -h[0])
+        return hits, notes
+
+
 def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
     """`sessidx hosts`: the hosts named and what was last heard from each; `--refresh` asks
     them now. The picker runs `hosts --refresh --fzf` in the background (fzf's bg-transform):
     its output is fzf's next action, a transform that redraws the list with the fresh rows."""
+    from sessidx.hosts import read_cache
+
     hosts, problems = configured(env)
     heard = refresh(env, hosts) if do_refresh else [read_cache(env, h) for h in hosts]
     if fzf:
+        from sessidx.picker import self_command
+
         out(f"transform({self_command()} hosts --fzf-redraw)")
         return ExitCode.OK
     for problem in problems:
@@ -524,16 +759,21 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
 
 
 def host_notes(env: Env) -> list[str]:
+    from sessidx.hosts import read_cache
+
     return [n for h in configured(env)[0] if (n := read_cache(env, h).note)]
 
 
 def fzf_redraw(env: Env, out: Out) -> int:
-    """After the background refresh: the header names every host that did not answer, and the
-    list (in title mode, with the prompt's filters) is reloaded with the fresh rows."""
-    content_mode, app, here_only = commands._picker_filters(env)
+    """After the background refresh: the header names every host that did not answer (in the
+    mode's header). The list itself is reloaded by the load binding's `reload-sync`, which
+    waits for this refresh (`hosts.wait_for_refresh`): fzf 0.67 does not run a `reload` that
+    a bg-transform returns (it spins and never starts the command)."""
+    from sessidx import commands
+    from sessidx.picker import CONTENT_HEADER, HEADER
+
+    content_mode, _, _ = commands._picker_filters(env)
     notes = host_notes(env)
     header = (CONTENT_HEADER if content_mode else HEADER) + "".join(f"\n{render.clean(n)}" for n in notes)
-    # change-header last, in its `:` form: a note may hold a parenthesis, which would end `(...)`
-    reload = "" if content_mode else f"reload({commands._feed_command(False, app, here_only)})+"
-    out(f"{reload}change-header:{header}")
+    out(f"change-header:{header}")  # the `:` form: a note may hold a parenthesis, which would end `(...)`
     return ExitCode.OK

@@ -469,7 +469,9 @@ def content_header() -> str:
 def content_row(session: Session, snippet: str, words: list[str], also: str = "") -> str:
     """A row of the picker's content mode: app, age, folder, and the hit with the query's words
     marked; a near answer (content/near.py) says first what it matched instead."""
-    folder = pad(shorten_left(clean(tilde(session.cwd)), _CONTENT_FOLDER), _CONTENT_FOLDER)
+    host = getattr(session, "host", None)  # a host's session: its folder is there, and says so
+    where = f"{host}:{session.cwd or ''}" if host else tilde(session.cwd)
+    folder = pad(shorten_left(clean(where), _CONTENT_FOLDER), _CONTENT_FOLDER)
     when = _ages([session], time.time())[0]
     near = f"{_DIM}(also: {clean(also)}){_RESET} " if also else ""
     return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {near}{mark_words(clean(snippet), words)}"

@@ -222,6 +222,54 @@ def test_content_search_merges_two_hosts_by_rank(client, tmp_path):
     assert [line.split()[1] for line in table.stdout.splitlines()] == ["alpha", "beta"]
 
 
+def zebra_hosts(client: Client, tmp_path: Path) -> tuple[Sshd, Sshd]:
+    """Two hosts whose content says `zebra`, alpha's far better than beta's, amid filler."""
+    alpha, beta = make_host(client, tmp_path, "alpha"), make_host(client, tmp_path, "beta")
+    for host in (alpha, beta):
+        for i, topic in enumerate(["lunch plans", "the build cache", "retry logic", "a flaky test", "docs"]):
+            ClaudeSession(cwd=f"/filler/{i}", prompt=f"unrelated talk about {topic}").write(host.home)
+    ClaudeSession(cwd="/a", prompt="the zebra migration broke the zebra tables, zebra again \x1b]0;owned\x07 $(id)",
+                  mtime=time.time() - 3600).write(alpha.home)
+    ClaudeSession(cwd="/b", prompt="one zebra mention in a much longer prompt about many other things "
+                  "like deployments, queues, caches and retries", mtime=time.time() - 60).write(beta.home)
+    return alpha, beta
+
+
+def test_a_content_keystroke_asks_the_hosts_and_merges_by_rank(client, tmp_path, home):
+    zebra_hosts(client, tmp_path)
+    for i, topic in enumerate(["standup notes", "the release", "css grid"]):
+        ClaudeSession(cwd=f"/local/{i}", prompt=f"local talk about {topic}").write(home)
+    ClaudeSession(cwd="/here", prompt="a zebra crossing, and another zebra, near the office").write(home)
+    assert run_cli("search", "--refresh").returncode == 0  # this machine's index (Ctrl-F starts it)
+    feed = sessidx(client, "alpha beta", "lines", "--content", "zebra", SESSIDX_HOSTS_KEYSTROKE_WAIT="40")
+    assert feed.returncode == 0, feed.stderr
+    header, *lines = feed.stdout.splitlines()
+    keys = [line.split("\t", 1)[0] for line in lines]
+    assert {k.split("/")[0] for k in keys if k.startswith("@")} == {"@alpha", "@beta"} and len(keys) == 3
+    assert keys.index(next(k for k in keys if k.startswith("@alpha/"))) < keys.index(
+        next(k for k in keys if k.startswith("@beta/")))  # alpha's hit ranks above beta's
+    alpha_row = next(line for line in lines if line.startswith("@alpha/"))
+    assert "alpha:/a" in alpha_row and "$(id)" in alpha_row  # the host named; its text shown, as text
+    assert "\x07" not in feed.stdout and "\x1b]" not in feed.stdout  # no terminal control from a host
+    assert "did not answer" not in header
+
+
+def test_a_silent_host_never_holds_a_content_keystroke(client, tmp_path, home):
+    ClaudeSession(cwd="/here", prompt="the zebra crossing near the office").write(home)
+    assert run_cli("search", "--refresh").returncode == 0
+    silent = Silent(client, "silent")
+    try:
+        started = time.monotonic()
+        feed = sessidx(client, "silent", "lines", "--content", "zebra", SESSIDX_HOSTS_KEYSTROKE_WAIT="1.5")
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    header, *lines = feed.stdout.splitlines()
+    assert feed.returncode == 0 and [line.split("\t")[0].startswith("claude:") for line in lines] == [True]
+    assert "(silent did not answer" in header  # ssh's own connect timeout (1 s), or the keystroke's limit
+    assert took < 8  # the keystroke's limit, not the host's 20 s timeout (a loaded 2-core VM: generous)
+
+
 # The picker and resume in real shells -----------------------------------------------------------
 
 
@@ -287,6 +335,67 @@ def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bi
         assert cwd == str(folder)
         assert recorded(stub_bin, "claude") is None  # nothing ran here
         assert "-t alpha --" in sh.history()  # the local line is in history
+    finally:
+        sh.tmux.kill()
+
+
+@pytest.mark.shell
+def test_the_first_press_ever_refreshes_the_hosts_too(client, tmp_path, home, stub_bin):
+    from tests.shell_test import Shell
+
+    require("tmux")
+    alpha = make_host(client, tmp_path, "alpha")
+    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
+    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    (tmp_path / "sh").mkdir()
+    env = {**host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "30"}
+    sh = Shell("bash", tmp_path / "sh", home, stub_bin, rc_extra="\n".join(f"export {k}='{v}'" for k, v in env.items()))
+    try:
+        sh.tmux.prepare()
+        sh.tmux.send("C-o")  # no index, no host cache: the first press ever
+        sh.tmux.until(lambda s: "a local row" in s, "this machine's rows, streamed")
+        sh.tmux.until(lambda s: "remote row from alpha" in s and "a local row" in s and "first time" not in s,
+                      "the host's rows too, once it answered", timeout=60)
+        sh.tmux.send("Escape")
+    finally:
+        sh.tmux.kill()
+
+
+@pytest.mark.shell
+def test_ctrl_f_searches_the_hosts_and_enter_resumes_a_hit_there(client, tmp_path, home, stub_bin):
+    from tests.shell_test import Shell
+
+    require("tmux")
+    alpha, _ = zebra_hosts(client, tmp_path)
+    folder = tmp_path / "there"
+    folder.mkdir()
+    s = ClaudeSession(cwd=str(folder), prompt="the zebra stampede in the payments service", branch="HEAD")
+    s.write(alpha.home)
+    ClaudeSession(cwd="/l", prompt="a local zebra sighting").write(home)
+    env = {**host_env(client, "alpha beta"), "SESSIDX_HOSTS_TIMEOUT": "30", "SESSIDX_HOSTS_KEYSTROKE_WAIT": "30",
+           "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], "XDG_DATA_HOME": str(tmp_path / "sh" / "data")}
+    assert run_cli("hosts", "--refresh", env=env).returncode == 0
+    assert run_cli("search", "--refresh", env=env).returncode == 0
+    (tmp_path / "sh").mkdir()
+    write_stub(stub_bin, "claude")
+    sh = Shell("bash", tmp_path / "sh", home, stub_bin, rc_extra="\n".join(f"export {k}='{v}'" for k, v in env.items()))
+    try:
+        sh.tmux.prepare()
+        sh.tmux.send("C-o")
+        sh.tmux.until(lambda sc: "session>" in sc and "a local zebra sighting" in sc, "the picker")
+        sh.tmux.send("C-f")
+        sh.tmux.until(lambda sc: "content>" in sc, "content mode")
+        sh.tmux.type("zebra")
+        sh.tmux.until(lambda sc: "alpha:/a" in sc and "beta:/b" in sc and "local zebra sighting" in sc,
+                      "hits from both hosts and from here", timeout=90)
+        sh.tmux.type(" stampede")
+        sh.tmux.until(lambda sc: "stampede" in sc and "beta:/b" not in sc and "host      alpha" in sc,
+                      "the one hit, on alpha, its preview naming the host", timeout=90)
+        sh.tmux.send("Enter")
+        sh.tmux.until_file(alpha.folder / "bin" / "claude.argv", "the stub claude on the host", timeout=60)
+        argv, cwd = recorded(alpha.folder / "bin", "claude")
+        assert argv[:1] == [f"--resume={s.session_id}"] and cwd == str(folder)
+        assert recorded(stub_bin, "claude") is None
     finally:
         sh.tmux.kill()
 

@@ -1,7 +1,10 @@
 """Real SSH servers for the tests: each `Sshd` is its own sshd on 127.0.0.1 and a free port, with
 a generated host key, one authorized key, a throwaway sshd_config and a known_hosts entry of
 its own. Each plays one "host": `SetEnv` points sessidx there at the host's own agent home,
-cache and PATH (stub agents). No system sshd or system ssh configuration is touched: the
+cache and PATH (stub agents), and HOME at a login folder of the host's own whose shell rc
+files are empty, as on a plain host: sshd's bash sources ~/.bashrc for every command, and
+this machine's root ~/.bashrc runs `pyenv init` (about a second a call; it would also put
+pyenv's shims before the PATH given here). No system sshd or system ssh configuration is touched: the
 client reads only the `ssh_config` written here (`SESSIDX_SSH="ssh -F ..."`)."""
 
 from __future__ import annotations
@@ -68,6 +71,12 @@ class Client:
         """What sessidx needs to reach these hosts."""
         return {"SESSIDX_SSH": f"ssh -F {self.config}", "SESSIDX_HOSTS": hosts, "XDG_RUNTIME_DIR": str(self.runtime)}
 
+    def control(self, alias: str) -> str:
+        """The socket of sessidx's shared connection to the host `alias`."""
+        from sessidx.hosts import control_socket
+
+        return control_socket(f"{self.runtime}/sessidx", ["ssh", "-F", str(self.config)], alias)
+
     def close(self) -> None:
         for server in self.servers:
             server.stop()
@@ -83,6 +92,10 @@ class Sshd:
         folder.mkdir(parents=True, exist_ok=True)
         home.mkdir(parents=True, exist_ok=True)
         self.cache = folder / "cache"
+        self.login = folder / "login"  # the host's HOME for ssh's commands: plain rc files
+        self.login.mkdir(exist_ok=True)
+        for rc in (".bashrc", ".profile", ".zshenv"):
+            (self.login / rc).write_text("")
         host_key = folder / "host_key"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
         authorized = folder / "authorized_keys"
@@ -96,7 +109,7 @@ class Sshd:
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nAuthorizedKeysFile {authorized}\n"
             f"PidFile {folder}/sshd.pid\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n{auth}"
             "AllowTcpForwarding no\nX11Forwarding no\nPrintMotd no\nPrintLastLog no\nSubsystem sftp internal-sftp\n"
-            f"SetEnv SESSIDX_HOME={home} XDG_CACHE_HOME={self.cache} PATH={path} LC_ALL=C.UTF-8\n")
+            f"SetEnv HOME={self.login} SESSIDX_HOME={home} XDG_CACHE_HOME={self.cache} PATH={path} LC_ALL=C.UTF-8\n")
         self.log = folder / "sshd.log"
         self.proc = subprocess.Popen([need_sshd(), "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
                                      stderr=self.log.open("wb"), start_new_session=True)
@@ -115,7 +128,7 @@ class Sshd:
 
     def stop(self) -> None:
         # the shared connection first (its master would live on for ControlPersist), then sshd
-        subprocess.run(["ssh", "-F", str(self.client.config), "-o", f"ControlPath={self.client.runtime}/sessidx/%C",
+        subprocess.run(["ssh", "-F", str(self.client.config), "-o", f"ControlPath={self.client.control(self.alias)}",
                         "-O", "exit", self.alias], capture_output=True, timeout=10)
         if self.proc.poll() is None:
             self.proc.terminate()

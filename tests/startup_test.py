@@ -149,7 +149,7 @@ def test_the_guard_on_a_move_can_fail(home):
     assert "argparse" in loaded_by("check", "--", "claude:nothing")
 
 
-def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path):
+def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatch):
     """The start-up boundary (sessidx/cli.py's docstring): `TYPE_CHECKING = False`, the
     stand-in for typing's, belongs to the modules a key press loads; every other module is plain
     Python and imports typing's own."""
@@ -167,6 +167,10 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path):
     for args in (["list"], ["lines"], ["lines", "--stream"], ["lines", "--content", "flaky login"],
                  ["preview", "--shell", "bash", key], ["check", key]):
         hot |= loaded_by(*args)
+    # the picker's background refresh of the SSH hosts (a bg-transform on every press): here a
+    # host that cannot be resolved, so ssh fails at once
+    monkeypatch.setenv("SESSIDX_HOSTS", "sessidx-startup-test.invalid")
+    hot |= loaded_by("hosts", "--refresh")
     tricked = set()
     for path in (ROOT / "sessidx").rglob("*.py"):
         if "TYPE_CHECKING = False" in path.read_text():

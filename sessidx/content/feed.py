@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from sessidx import render
-from sessidx.content.query import query_note, search, words_of
+from sessidx.content.query import Hit, query_note, search, words_of
 from sessidx.content.store import KEYSTROKE_WAIT, DatabaseError, open_index, wait_for_indexer
 from sessidx.errors import SessidxError
 
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sessidx.config import Env
+    from sessidx.remote import KeystrokeSearch
 
 
 def feed(env: Env, out: Callable[[str], None], query: str) -> int:
@@ -23,18 +24,20 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     life, then searches what is indexed, and the header says so. It runs without
     `sessidx.commands` and imports one app module per app hit: a keystroke's budget."""
     notes = []
-    indexer = wait_for_indexer(env, seconds=KEYSTROKE_WAIT)
-    if indexer is not None:
-        notes.append(indexer.note())
-    if cut := query_note(query):
-        notes.append(cut)
     _, app, here = render.prompt_state(env.get("FZF_PROMPT"))  # Ctrl-A and Ctrl-S narrow it
     from sessidx.querywords import parse
 
     filters = parse(query)  # `app:NAME` and `since:WHEN` in the query narrow it too
+    cut = query_note(query)
     query = filters.rest
     if filters.apps is not None and len(filters.apps) == 1 and app in (None, *filters.apps):
         app = next(iter(filters.apps))
+    asking = _ask_hosts(env, query, app) if not here else None  # a host's sessions are never "here"
+    indexer = wait_for_indexer(env, seconds=KEYSTROKE_WAIT)
+    if indexer is not None:
+        notes.append(indexer.note())
+    if cut:
+        notes.append(cut)
     try:
         hits = search(open_index(env), query, app=app, limit=30,  # a screenful; typing narrows it
                       folder=os.environ.get("PWD", "") if here else None, since=filters.since_ms)
@@ -47,6 +50,12 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
         hits = []
         notes.append(render.clean(f"the content index is damaged ({exc}): the next search makes it again"))
     else:
+        if not hits and query.strip() and asking is None:
+            notes.append("no session says that")
+    if asking is not None:
+        hits = [h for h in _merged(hits, asking, notes)
+                if (filters.apps is None or h.session.app in filters.apps)
+                and (filters.since_ms is None or h.session.mtime >= filters.since_ms)]
         if not hits and query.strip():
             notes.append("no session says that")
     out("\t" + render.content_header() + "".join(f"  ({note})" for note in notes))
@@ -55,3 +64,40 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     if rows:
         out("\n".join(rows))
     return 0
+
+
+def _ask_hosts(env: Env, query: str, app: str | None) -> KeystrokeSearch | None:
+    """The SSH hosts asked this keystroke's query (remote.KeystrokeSearch), or None: no host is
+    named, or no query. (The hosts and their modules load only when a host is named.)"""
+    from sessidx.hosts import configured
+
+    hosts = configured(env)[0] if query.strip() else []
+    if not hosts:
+        return None
+    from sessidx.remote import KeystrokeSearch
+
+    return KeystrokeSearch(env, hosts, query, app, limit=30)
+
+
+def _merged(local: list[Hit], asking: KeystrokeSearch, notes: list[str]) -> list[Hit]:
+    """This machine's hits (in their ranked order) and the hosts' (best score first), merged by
+    score as `search --host` merges them: a screenful."""
+    from sessidx.render import clean
+
+    found, host_notes = asking.results()
+    notes += [clean(note) for note in host_notes]
+    remote = []
+    for score, session, snippet, also in found:
+        hit = Hit(session, -score, snippet, "")
+        hit.also = also
+        remote.append(hit)
+    merged: list[Hit] = []
+    i = j = 0
+    while i < len(local) or j < len(remote):
+        if j == len(remote) or (i < len(local) and local[i].score <= remote[j].score):
+            merged.append(local[i])
+            i += 1
+        else:
+            merged.append(remote[j])
+            j += 1
+    return merged[:30]
