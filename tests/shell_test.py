@@ -104,8 +104,10 @@ def test_empty_key_binds_nothing_but_defines_the_widget(shell, tmp_path):
 class Shell:
     """One interactive shell in tmux with sessidx loaded, stub agents on PATH and a test home."""
 
-    def __init__(self, name: str, tmp: Path, home: Path, stub_bin: Path, rc_extra: str = "") -> None:
+    def __init__(self, name: str, tmp: Path, home: Path, stub_bin: Path, rc_extra: str = "",
+                 cache: Path | None = None) -> None:
         self.name, self.tmp, self.stubs = name, tmp, stub_bin
+        self.cache = cache or tmp / "cache"  # where the shell's sessidx keeps its rows (rc_extra may move it)
         self.out = tmp / "out"
         self.out.mkdir()
         env = {
@@ -161,7 +163,7 @@ class Shell:
         # the fresh list is in (it keeps its rows when done): a key's action sent while fzf's
         # reload-sync is under way can be dropped by fzf
         deadline = time.monotonic() + 15
-        while not list((self.tmp / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
+        while not list(self.cache.rglob("picker-*.rows")) and time.monotonic() < deadline:
             time.sleep(0.05)
         self.tmux.type(query)
         self.tmux.until(lambda s: matches(s) == 1, f"one match for {query!r}")

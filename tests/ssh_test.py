@@ -326,7 +326,7 @@ def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bi
         exports = "\n".join(f"export {k}='{v}'" for k, v in env.items())
     write_stub(stub_bin, "claude")
     (tmp_path / "sh").mkdir()
-    sh = Shell(shell_name, tmp_path / "sh", home, stub_bin, rc_extra=exports)
+    sh = Shell(shell_name, tmp_path / "sh", home, stub_bin, rc_extra=exports, cache=Path(env["XDG_CACHE_HOME"]))
     try:
         sh.pick("resume me over ssh")
         sh.tmux.until_file(alpha.folder / "bin" / "claude.argv", "the stub claude on the host", timeout=30)
