@@ -331,11 +331,15 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     the next key press's first screen."""
     here = os.environ.get("PWD")
     if (since := env.get("SESSIDX_HOSTS_SINCE")) and since.isdigit():  # the picker's reload after its hosts' refresh
-        from sessidx.hosts import REFRESH_WAIT, wait_for_refresh
+        from sessidx.hosts import refresh_wait, wait_for_refresh
 
+        # SESSIDX_HOSTS_SINCE is when the argv was made; a shell's warm press (the kept argv,
+        # reused) says when the key was pressed, which is when its hosts' refresh began
+        pressed = env.get("SESSIDX_PRESSED_MS") or ""
+        since_ms = max(int(since), int(pressed) if pressed.isdigit() else 0)
         # the first press ever waits as long as the hosts may take (its list is still filling);
         # a later one briefly: fzf may drop a key sent while a reload-sync is under way
-        wait_for_refresh(env, int(since), None if env.get("SESSIDX_HOSTS_COLD") else REFRESH_WAIT)
+        wait_for_refresh(env, since_ms, None if env.get("SESSIDX_HOSTS_COLD") else refresh_wait(env))
     index = load(env, APPS.values())
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions)

@@ -267,6 +267,16 @@ def write_cache(env: Env, heard: Heard) -> str | None:
 REFRESH_WAIT = 2.0  # seconds a warm picker's reload waits for its hosts (keys may go unheard meanwhile)
 
 
+def refresh_wait(env: Env) -> float:
+    """REFRESH_WAIT, or `SESSIDX_HOSTS_RELOAD_WAIT` seconds: a slower host's new rows show on the
+    next press instead (a user with slow hosts may trade the wait for keys that go unheard)."""
+    given = env.get("SESSIDX_HOSTS_RELOAD_WAIT") or ""
+    try:
+        return min(60.0, max(0.0, float(given))) if given else REFRESH_WAIT
+    except ValueError:
+        return REFRESH_WAIT
+
+
 def wait_for_refresh(env: Env, since_ms: int, most: float | None = None) -> None:
     """Until every configured host's cache was written at or after `since_ms` (the picker's
     background refresh is done), for at most `most` seconds (default: the hosts' timeout

@@ -393,9 +393,12 @@ def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | N
 
     shell_name = detect_shell(shell, env.vars)
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
-    keep_launch(env, shell_name, (columns, lines))
+    from sessidx.hosts import configured
+
+    hosts = bool(configured(env)[0])  # the SSH hosts, refreshed in the background as on every press
+    keep_launch(env, shell_name, (columns, lines), hosts)
     picked = run_fzf(rows, query or "", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell_name,
-                     tmux=popup, size=(columns, lines))
+                     tmux=popup, size=(columns, lines), hosts=hosts)
     from sessidx import commands
 
     return commands.resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)

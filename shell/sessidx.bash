@@ -39,7 +39,7 @@ if [[ $- == *i* ]]; then
   # what must not have changed), over the kept rows with this folder's first; `sessidx resume`
   # after Enter. Returns 1 when the kept launch does not fit: then `sessidx pick` does it all.
   function __sessidx_warm {
-    \builtin local dir=${XDG_CACHE_HOME-} launch e name i n m out row key
+    \builtin local dir=${XDG_CACHE_HOME-} launch e name i n m out row key __sessidx_pressed=
     \builtin local -a w
     ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || return 1 # mapfile -d
     [[ $dir == /* ]] || dir=${HOME-}/.cache
@@ -57,12 +57,14 @@ if [[ $- == *i* ]]; then
       [[ $launch -nt ${w[i]-} ]] || return 1
     done
     [[ -x ${w[i]-} ]] || return 1
+    # the press's time (ms), which the fresh list's wait for the SSH hosts' refresh counts from
+    [[ ${EPOCHREALTIME-} == [0-9]* ]] && __sessidx_pressed=$((${EPOCHREALTIME/[.,]/} / 1000))
     # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
     if [[ $PWD != *$'\n'* ]] && LC_ALL=C \command grep -qxF -- "$PWD" "${w[1]}.folders" 2> /dev/null; then
       out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk "$__sessidx_here_first" "${w[1]}.folders" "${w[1]}" |
-        SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}")
+        SESSIDX_PRESSED_MS=$__sessidx_pressed SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}")
     else
-      out=$(SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}" < "${w[1]}")
+      out=$(SESSIDX_PRESSED_MS=$__sessidx_pressed SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}" < "${w[1]}")
     fi
     case $? in
       0) ;;

@@ -77,13 +77,17 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
             set i (math $i + 1)
         end
         test -x "$w[$i]"; or return 1
+        # the press's time (ms; fish has no clock of its own, BSD date no %N), which the fresh
+        # list's wait for the SSH hosts' refresh counts from
+        set -l pressed (command date +%s%3N 2>/dev/null)
+        string match -qr '^[0-9]{13,}$' -- "$pressed"; or set pressed (command date +%s 2>/dev/null)000
         # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
         set -l out
         if not string match -q -- '*'\n'*' $PWD; and LC_ALL=C command grep -qxF -- $PWD $w[2].folders 2>/dev/null
             set out (__SESSIDX_HERE=$PWD LC_ALL=C command awk $__sessidx_here_first $w[2].folders $w[2] |
-                SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1])
+                SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1])
         else
-            set out (SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1] <$w[2])
+            set out (SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1] <$w[2])
         end
         switch $status
             case 0

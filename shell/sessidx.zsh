@@ -43,6 +43,7 @@ if [[ -o interactive ]]; then
   function __sessidx_warm {
     \builtin emulate -L zsh -o no_aliases -o extended_glob
     local dir=${XDG_CACHE_HOME-} launch e name i n m out row key
+    local -i pressed
     local -a w
     [[ $dir == /* ]] || dir=${HOME-}/.cache
     dir=$dir/sessidx
@@ -61,12 +62,14 @@ if [[ -o interactive ]]; then
       [[ ! -e ${w[i]} || $launch -nt ${w[i]} ]] || return 1 # zsh: never newer than nothing
     done
     [[ -x ${w[i]-} ]] || return 1
+    # the press's time (ms), which the fresh list's wait for the SSH hosts' refresh counts from
+    zmodload -F zsh/datetime p:EPOCHREALTIME 2> /dev/null && (( pressed = EPOCHREALTIME * 1000 ))
     # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
     if [[ $PWD != *$'\n'* ]] && LC_ALL=C \command grep -qxF -- $PWD ${w[2]}.folders 2> /dev/null; then
       out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk $__sessidx_here_first ${w[2]}.folders ${w[2]} |
-        SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}")
+        SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}")
     else
-      out=$(SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}" < ${w[2]})
+      out=$(SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}" < ${w[2]})
     fi
     case $? in
       0) ;;

@@ -362,6 +362,37 @@ def test_the_first_press_ever_refreshes_the_hosts_too(client, tmp_path, home, st
 
 
 @pytest.mark.shell
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+def test_every_later_press_refreshes_the_hosts(client, tmp_path, home, stub_bin, shell_name):
+    """Each later press (Python over the kept rows, or the shell's own warm launch) asks the
+    host again in the background: a session started there since shows up in the same picker."""
+    from tests.shell_test import Shell
+
+    require("tmux")
+    require(shell_name)
+    alpha = make_host(client, tmp_path, "alpha")
+    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
+    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    (tmp_path / "sh").mkdir()
+    # a loaded machine's host may take longer than the 2 s a press waits for it by default
+    env = {**host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "30", "SESSIDX_HOSTS_RELOAD_WAIT": "30"}
+    exports = "\n".join((f"set -gx {k} '{v}'" if shell_name == "fish" else f"export {k}='{v}'") for k, v in env.items())
+    sh = Shell(shell_name, tmp_path / "sh", home, stub_bin, rc_extra=exports)
+    try:
+        for n in range(3):  # the first press ever, then the kept rows, then the shell's warm launch
+            sh.tmux.prepare()
+            sh.tmux.send("C-o")
+            sh.tmux.until(lambda s: "a local row" in s, "this machine's rows")
+            sh.tmux.until(lambda s, n=n: all(f"new on alpha {k}" in s for k in range(n)) and "remote row" in s,
+                          "every session started on the host so far", timeout=60)
+            sh.tmux.send("Escape")
+            sh.tmux.until(lambda s: "session>" not in s, "the prompt again")
+            ClaudeSession(cwd="/srv/x", prompt=f"new on alpha {n}").write(alpha.home)
+    finally:
+        sh.tmux.kill()
+
+
+@pytest.mark.shell
 def test_ctrl_f_searches_the_hosts_and_enter_resumes_a_hit_there(client, tmp_path, home, stub_bin):
     from tests.shell_test import Shell
 
