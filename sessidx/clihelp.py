@@ -53,7 +53,11 @@ class HelpText:
 
     def _word(self, word: str) -> bool:
         """`word` in the text, not as part of a longer word or flag (regex `(?<![\\w-])word(?![\\w-])`)."""
-        text, at = self.text, self.text.find(word) if word else -1
+        if not word:  # not asked by any app; as the regex answers it
+            import re
+
+            return re.search(r"(?<![\w-])(?![\w-])", self.text) is not None
+        text, at = self.text, self.text.find(word)
         while at >= 0:
             end = at + len(word)
             if not (at and _in_word(text[at - 1])) and not (end < len(text) and _in_word(text[end])):
