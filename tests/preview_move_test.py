@@ -32,13 +32,15 @@ def test_home_vars_are_every_apps_own():
     assert sorted({var for app in APPS.values() for var in app.home_vars}) == HOME_VARS
 
 
-def _git(*args: str | Path) -> str:
-    done = subprocess.run(["git", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"})
-    return done.stdout.strip() if done.returncode == 0 else ""
-
-
 def test_the_branch_is_read_as_git_says_it(tmp_path):
+    (tmp_path / "gitconfig").write_text("")
+
+    def _git(*args: str | Path) -> str:
+        done = subprocess.run(["git", *map(str, args)], capture_output=True, text=True,
+                              env={**os.environ, "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"),
+                                   "GIT_CONFIG_NOSYSTEM": "1"})
+        return done.stdout.strip() if done.returncode == 0 else ""
+
     repo = tmp_path / "repo"
     _git("init", "-q", "-b", "unborn", repo)
     cases = [repo, tmp_path]  # a branch with no commits yet; outside git
