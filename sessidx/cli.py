@@ -16,9 +16,10 @@ they import is most of their time (fzf itself starts in a few milliseconds):
 The modules these commands load (`sessidx`, `apps/*`, `cache`, `commands`, `config`, `errors`,
 `hosts`, `index`, `model`, `picker`, `readers`, `render`, `shells`, `tool_output`; `preview` and
 `check` add `clihelp`, `conversation`, `quoting`, `redact`, `resume`, `search`; a keystroke
-`content/*`) keep to builtins and cheap stdlib modules at their top (`os`, `sys`, `stat`,
-`time`, ...; not `typing`, `dataclasses`, `pathlib`, `re`, `json`: importing `typing` alone
-cost more than listing 1,000 sessions), name their types behind `TYPE_CHECKING = False` (mypy
+`content/*`; a move, `preview`, loads one app module and not `commands`) keep to builtins and
+cheap stdlib modules at their top (`os`, `sys`, `stat`, `time`, ...; not `typing`,
+`dataclasses`, `pathlib`, `re`, `json`: importing `typing` alone cost more than listing 1,000
+sessions), name their types behind `TYPE_CHECKING = False` (mypy
 reads it as typing's), and import inside a function only what that function alone needs (a
 parser on a cold cache, `json` for `--json`). tests/startup_test.py pins what each loads.
 Every other module (`argv`, `remote`, `terminal`, `sqlite_snapshot`, `content/reading`, ...)
@@ -116,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sessidx import remote
 
             return remote.hosts_command(env, _out, True, True)
+        if args.command == "preview":
+            from sessidx.preview import preview  # a move in the picker: one app module, not `commands`
+
+            return preview(env, _out, ident=args.id, shell=args.shell)
         from sessidx import commands
 
         if args.command in ("list", "find") and getattr(args, "host", None):
@@ -136,8 +141,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.list_sessions(env, _out, query=args.query, app=args.app, as_json=args.json,
                                           archived=args.archived, verbose=args.verbose, since=args.since,
                                           until=args.until)
-        if args.command == "preview":
-            return commands.preview(env, _out, ident=args.id, shell=args.shell)
         if args.command == "resume":
             return commands.resume(env, _out, ident=args.id, as_json=args.json, shell=args.shell,
                                    allow_permissive=args.allow_permissive, yes=args.yes)

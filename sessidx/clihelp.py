@@ -16,15 +16,19 @@ background (one per binary: a marker file names the process running it) and show
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 import time
 
 from sessidx import cache
+from sessidx.readers import json_value
+
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
+if TYPE_CHECKING:
+    import subprocess
+
+# The preview (every arrow key) reads what a CLI accepts from the cache: without `json`, `re`,
+# `shutil` or `subprocess` (16 ms of imports there); a probe imports what it runs.
 
 HELP_TIMEOUT = 30.0  # for the help and the version together, run side by side
 # Where the agent CLIs keep their state; all of them point into the probe's throwaway home.
@@ -48,7 +52,18 @@ class HelpText:
         self.pending = pending
 
     def _word(self, word: str) -> bool:
-        return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", self.text) is not None
+        """`word` in the text, not as part of a longer word or flag (regex `(?<![\\w-])word(?![\\w-])`)."""
+        if not word:  # not asked by any app; as the regex answers it
+            import re
+
+            return re.search(r"(?<![\w-])(?![\w-])", self.text) is not None
+        text, at = self.text, self.text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if not (at and _in_word(text[at - 1])) and not (end < len(text) and _in_word(text[end])):
+                return True
+            at = text.find(word, at + 1)
+        return False
 
     def has(self, flag: str) -> bool:
         if not self.found:
@@ -68,18 +83,45 @@ class HelpText:
 
     def version_at_least(self, *wanted: int) -> bool | None:
         """Whether the installed version is at least `wanted` (None when unknown)."""
-        numbers = re.findall(r"\d+", self.version or "")
+        numbers = "".join(c if c.isdecimal() else " " for c in self.version or "").split()
         if not numbers:
             return None
         have = tuple(int(n) for n in numbers[: len(wanted)])
         return have >= wanted
 
 
+def _in_word(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"  # regex's `\w` is str.isalnum() and `_`
+
+
+def which(program: str, path: str | None) -> str | None:
+    """`shutil.which(program, path=path)` on POSIX, without importing shutil."""
+    def runnable(name: str) -> bool:
+        return os.path.exists(name) and os.access(name, os.X_OK) and not os.path.isdir(name)
+
+    if os.path.dirname(program):
+        return program if runnable(program) else None
+    if path is None:
+        path = os.environ.get("PATH")
+        if path is None:
+            try:
+                path = os.confstr("CS_PATH") or os.defpath
+            except (AttributeError, ValueError):
+                path = os.defpath
+    seen = set()
+    for folder in path.split(os.pathsep) if path else ():
+        if folder not in seen:
+            seen.add(folder)
+            if runnable(name := os.path.join(folder, program)):
+                return name
+    return None
+
+
 def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, path_env: str | None,
           wait: bool = True) -> HelpText:
     """What `program` on `path_env` accepts. `wait=False` (the preview): a binary not probed yet
     is probed in the background and answered as pending."""
-    binary = shutil.which(program, path=path_env)
+    binary = which(program, path_env)
     key = _key(binary, help_args) if binary else None
     if binary is None or key is None:
         return HelpText("", found=False)
@@ -120,10 +162,7 @@ def _cached(store: str | None, key: str) -> HelpText | None:
 
 
 def _entries(data: bytes | None) -> dict[str, list[str]]:
-    try:
-        loaded = json.loads(data) if data else None
-    except ValueError:
-        loaded = None
+    loaded = json_value(data) if data else None
     if not isinstance(loaded, dict):
         return {}
     return {k: v for k, v in loaded.items()
@@ -136,6 +175,8 @@ def _probe_and_store(binary: str, help_args: tuple[str, ...], store: str | None,
         return HelpText("", found=True, version=version, known=False)  # not cached: try again next time
     known = {k: v for k, v in _entries(cache.read(store)[0]).items() if not k.startswith(binary + "\0")}
     known[key] = [probed, version or ""]
+    import json
+
     cache.write(store, json.dumps(known).encode())  # a cache that cannot be written only costs time
     return HelpText(probed, found=True, version=version)
 
@@ -200,6 +241,9 @@ def _start_in_background(program: str, help_args: tuple[str, ...], cache_folder:
                          path_env: str | None, marker: str | None) -> None:
     """`python -m sessidx.clihelp` in a session of its own: it outlives the preview (fzf ends a
     preview on the next arrow key) and writes the cache when it is done."""
+    import json
+    import subprocess
+
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     request = json.dumps({"program": program, "help_args": list(help_args), "cache_folder": cache_folder,
@@ -215,6 +259,7 @@ def _start_in_background(program: str, help_args: tuple[str, ...], cache_folder:
 
 def _probe(binary: str, help_args: tuple[str, ...]) -> tuple[str | None, str | None]:
     """(help text, version) from the CLI, run in a throwaway home; help is None if it failed."""
+    import re
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="sessidx-probe-") as home:
@@ -227,6 +272,8 @@ def _probe(binary: str, help_args: tuple[str, ...]) -> tuple[str | None, str | N
 
 
 def _start(argv: list[str], env: dict[str, str], cwd: str) -> subprocess.Popen[bytes] | None:
+    import subprocess
+
     try:
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=env, cwd=cwd, start_new_session=True)
@@ -238,6 +285,8 @@ def _finish(process: subprocess.Popen[bytes] | None, deadline: float) -> str | N
     """What it printed, if it exited 0 by the deadline; otherwise it is ended (with its children)."""
     if process is None:
         return None
+    import subprocess
+
     try:
         out, _ = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -254,9 +303,11 @@ def _finish(process: subprocess.Popen[bytes] | None, deadline: float) -> str | N
 
 def _background_probe(request: str) -> None:
     """The preview's background probe: learn and cache, then release the marker."""
+    import json
+
     asked = json.loads(request)
     program, help_args = asked["program"], tuple(asked["help_args"])
-    binary = shutil.which(program, path=asked["path_env"])
+    binary = which(program, asked["path_env"])
     cache_folder = asked["cache_folder"]
     key = _key(binary, help_args) if binary else None
     if binary is None or key is None or not cache_folder:

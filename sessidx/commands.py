@@ -134,18 +134,9 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
 
         return remote.preview(env, out, ident, detect_shell(shell, env.vars))
     session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
-    # colour in fzf's preview pane (it sets FZF_PREVIEW_COLUMNS) and on a terminal only
-    colour = bool(env.get("FZF_PREVIEW_COLUMNS")) or sys.stdout.isatty()
-    width = _env_columns(env, "FZF_PREVIEW_COLUMNS", 10) or render.terminal_width(80)
-    lines = render.preview(session, plan, detect_shell(shell, env.vars), colour)
-    query = env.get("FZF_QUERY") if render.prompt_state(env.get("FZF_PROMPT"))[0] else None
-    if query:
-        lines += ["", *_best_hit(env, session, query, width)]
-    from sessidx.conversation import recent
+    from sessidx.preview import show  # what a move shows, however the session was found
 
-    lines += ["", *render.conversation(recent(session, APPS[session.app]), width)]
-    _emit(out, lines)
-    return ExitCode.OK
+    return show(env, out, session, plan, shell)
 
 
 def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:

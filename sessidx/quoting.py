@@ -6,12 +6,16 @@ tabs, newlines, a leading `-`, bytes that are not UTF-8 (kept as surrogate escap
 
 from __future__ import annotations
 
-import re
-
-# Words left bare. fullmatch, not `^...$`: `$` also matches before a final newline. No leading
-# `=` (zsh expands `=cmd` to a path) or `%` (fish 2.x's process expansion).
-_SAFE = re.compile(r"[A-Za-z0-9_@+:,./-][A-Za-z0-9_@%+=:,./-]*")
+# Words left bare: every character from `_SAFE_REST`, the first one from `_SAFE_FIRST`. No
+# leading `=` (zsh expands `=cmd` to a path) or `%` (fish 2.x's process expansion). Sets, not a
+# regex: the preview, on every arrow key, quotes a command line and need not load `re`.
+_SAFE_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@+:,./-")
+_SAFE_REST = _SAFE_FIRST | {"%", "="}
 SHELLS = ("bash", "zsh", "fish")
+
+
+def _bare(word: str) -> bool:
+    return bool(word) and word[0] in _SAFE_FIRST and _SAFE_REST.issuperset(word)
 
 
 def _is_plain(ch: str) -> bool:
@@ -27,7 +31,7 @@ def _escape_code(ch: str) -> str:
 
 def quote_posix(word: str) -> str:
     """bash/zsh: bare when safe, '...' normally, $'...' when control bytes must survive."""
-    if word and _SAFE.fullmatch(word):
+    if _bare(word):
         return word
     if all(_is_plain(ch) for ch in word):
         return "'" + word.replace("'", "'\\''") + "'"
@@ -44,7 +48,7 @@ def quote_posix(word: str) -> str:
 
 def quote_fish(word: str) -> str:
     """fish: '...' escapes only \\ and '; control bytes go outside the quotes as \\xHH."""
-    if word and _SAFE.fullmatch(word):
+    if _bare(word):
         return word
     out, run = [], []
     for ch in word:
@@ -83,7 +87,7 @@ def quote_portable(word: str) -> str:
     shell, whichever of them it is, gets from ssh. Runs without `'` or `\\` go in single quotes
     (which hold newlines and control bytes as they are in both), and each `'` or `\\` stands
     outside them escaped with a backslash, which both shells read the same way."""
-    if word and _SAFE.fullmatch(word):
+    if _bare(word):
         return word
     out: list[str] = []
     run: list[str] = []

@@ -393,12 +393,10 @@ def _wrapped(text: str, width: int, most: int) -> list[str]:
 
 
 def preview(session: Session, plan: Plan, shell: str, colour: bool = False) -> list[str]:
-    from datetime import datetime
-
     from sessidx.redact import mask
 
     exists = session.cwd is not None and os.path.isdir(session.cwd)
-    when = datetime.fromtimestamp(session.mtime / 1000).strftime("%Y-%m-%d %H:%M")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.mtime / 1000))  # not datetime: 2 ms a move
     branch = session.branch or "(unknown)"
     if plan.branch_differs:
         branch += f"   now {plan.branch_current}: differs, you will be asked"

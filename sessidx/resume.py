@@ -10,9 +10,8 @@ opts in for this one launch (`--allow-permissive`, Alt-Enter in the picker).
 from __future__ import annotations
 
 import os
-import subprocess
 
-from sessidx.apps import APPS
+from sessidx.apps import app_named
 from sessidx.apps.base import HeldBack
 from sessidx.cache import cache_dir
 from sessidx.clihelp import learn
@@ -21,6 +20,7 @@ from sessidx.errors import SessidxError
 from sessidx.index import id_fits
 from sessidx.model import Session
 from sessidx.quoting import cd_and_run
+from sessidx.readers import git_branch
 
 
 class Plan:
@@ -68,9 +68,15 @@ class Plan:
 def current_branch(cwd: str) -> str | None:
     """The branch checked out in cwd; None outside git, on a detached HEAD, or without git.
 
-    `symbolic-ref` answers like `rev-parse --abbrev-ref HEAD` but also on a branch with no
-    commits yet, and says nothing (rather than "HEAD") when detached.
+    Read from git's HEAD file (the preview runs on every arrow key: a git process costs it a
+    fifth), as `git symbolic-ref --short -q HEAD` answers: also on a branch with no commits
+    yet, nothing when detached. git itself is asked only where the file cannot say: a
+    reftable repository (HEAD then names `refs/heads/.invalid`) or a GIT_DIR set by hand.
     """
+    if "GIT_DIR" not in os.environ and (branch := git_branch(cwd)) != ".invalid":
+        return branch
+    import subprocess
+
     try:
         done = subprocess.run(
             ["git", "-C", cwd, "symbolic-ref", "--short", "-q", "HEAD"],
@@ -85,7 +91,9 @@ def current_branch(cwd: str) -> str | None:
 
 def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_for_cli: bool = True) -> Plan:
     """`wait_for_cli=False` (the preview): a CLI not probed yet is probed in the background."""
-    app = APPS[session.app]
+    app = app_named(session.app)
+    if app is None:
+        raise SessidxError(f"not resuming {session.app} session {session.id!r}: no such app")
     if not id_fits(app.id_pattern, session.id):  # the last guard: a damaged cache read without a regex
         raise SessidxError(f"not resuming {session.app} session {session.id!r}: not an id of {app.name}'s form")
     cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli)

@@ -139,8 +139,34 @@ def test_a_move_and_enter_load_neither_argparse_nor_typing(home):
     key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
     for args in (["preview", "--shell", "bash", key], ["check", key], ["check", "--allow-permissive", key]):
         loaded = loaded_by(*args)
-        assert "sessidx.commands" in loaded and loaded & NEVER_HOT == set(), (args, sorted(loaded & NEVER_HOT))
+        assert "sessidx.resume" in loaded and loaded & NEVER_HOT == set(), (args, sorted(loaded & NEVER_HOT))
         assert not {m for m in loaded if m.startswith(("sessidx.content", "sessidx.remote"))}, args
+
+
+def test_a_move_loads_the_one_app_it_shows_and_nothing_heavy(home, tmp_path, monkeypatch):
+    """Issue 18: fzf runs `preview` on every arrow key. It loads the app module its key names
+    and no other (not `commands`, which loads all of them), and neither json, re, shutil nor
+    subprocess, with every check of the plan made: the CLI on PATH and its help learnt, the
+    folder a repository on another branch than the recorded one."""
+    import os
+
+    from tests.stubs import write_stub
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "feature", str(repo)], check=True)
+    (tmp_path / "bin").mkdir()
+    write_stub(tmp_path / "bin", "claude")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
+    ClaudeSession(cwd=str(repo), session_id=key.split(":")[1]).write(home)
+    assert loaded_by("build")
+    assert loaded_by("check", key)  # Enter waits for the CLI's help: learnt from here on
+    loaded = loaded_by("preview", "--shell", "bash", key)
+    assert {m for m in loaded if m.startswith("sessidx.apps.")} == {"sessidx.apps.base", "sessidx.apps.claude"}
+    assert "sessidx.commands" not in loaded and loaded & (HEAVY | {"shutil"}) == set(), sorted(loaded & HEAVY)
+    shown = subprocess.run([sys.executable, "-m", "sessidx", "preview", "--shell", "bash", key], capture_output=True,
+                           text=True, timeout=60).stdout
+    assert "now feature: differs" in shown and f"claude --resume={key.split(':')[1]}" in shown, shown
 
 
 def test_the_guard_on_a_move_can_fail(home):

@@ -1,8 +1,10 @@
 """The registry of agent apps: adding an app is one module and one line here.
 
-`APPS` (every app, in this order) and `HOME_VARS` import every app module on first
-use; `app_named` imports only the one asked for (a keystroke in the picker's content mode
-needs one app to read a snippet, not sixteen).
+`APPS` (every app, in this order) imports every app module on first use; `app_named`
+imports only the one asked for (a keystroke in the picker's content mode needs one app to read
+a snippet, a move in the picker one app to plan its resume, not twenty-five). `HOME_VARS`, which
+names the index's cache file, is written out here so that finding the cache loads no app: a
+test checks it against the apps' own `home_vars`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ if TYPE_CHECKING:
     from sessidx.apps.base import App
 
     APPS: dict[str, App]
-    HOME_VARS: list[str]  # every variable that moves an app's data
 
 # name: (module in sessidx/apps, the attribute holding the app)
 _WHERE = {
@@ -43,6 +44,15 @@ _WHERE = {
     "gptme": ("gptme", "APP"),
 }
 
+# Every variable that moves an app's data: the union of the apps' `home_vars`, sorted.
+HOME_VARS = [
+    "AMP_HOME", "CLAUDE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME",
+    "CONTINUE_GLOBAL_DIR", "COPILOT_HOME", "CRUSH_GLOBAL_DATA", "GEMINI_CLI_HOME", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+    "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GOOSE_PATH_ROOT", "HERMES_HOME", "KIMI_SHARE_DIR",
+    "OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR", "PI_CODING_AGENT_DIR", "QODER_CONFIG_DIR",
+    "QWEN_HOME", "VIBE_HOME", "XDG_DATA_HOME",
+]
+
 
 def app_named(name: str) -> App | None:
     where = _WHERE.get(name)
@@ -54,8 +64,8 @@ def app_named(name: str) -> App | None:
 
 
 def __getattr__(name: str) -> object:
-    if name not in ("APPS", "HOME_VARS"):
+    if name != "APPS":
         raise AttributeError(f"module 'sessidx.apps' has no attribute {name!r}")
     apps = {n: a for n in _WHERE if (a := app_named(n)) is not None}
-    globals().update(APPS=apps, HOME_VARS=sorted({var for app in apps.values() for var in app.home_vars}))
-    return globals()[name]
+    globals().update(APPS=apps)
+    return apps
