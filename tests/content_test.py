@@ -460,8 +460,6 @@ def test_records_are_read_as_json_loads_reads_them():
 def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkeypatch):
     """Ctrl-C during a first index (two processes reading): what was committed stays, the
     helper is gone, and the next refresh reads only the rest."""
-    import multiprocessing
-
     claude_home(home, *(f"talk about subject{i}" for i in range(30)))
     read = reading._read
     parent = os.getpid()
@@ -479,7 +477,7 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
     monkeypatch.setattr(reading, "COMMIT_SECONDS", 0)  # a commit after each session
     with pytest.raises(KeyboardInterrupt):
         refresh(home, monkeypatch)
-    assert multiprocessing.active_children() == []
+    assert children() == []  # killed and reaped: no zombie either
     db = store.connect(current_env())
     kept = db.execute("SELECT count(*) FROM source WHERE stamp != ''").fetchone()[0]
     assert 4 <= kept < 30
@@ -509,17 +507,45 @@ def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatc
 
 
 def test_a_first_index_is_read_alone_where_no_helper_can_start(home, monkeypatch):
-    """No /dev/shm or no semaphores (a sandbox): the first index is read by this process alone."""
-    import multiprocessing
+    """No fork or no shared memory (a sandbox): the first index is read by this process alone."""
+    import mmap
 
     def refused(*args, **kwargs):
         raise OSError(38, "Function not implemented")
 
     claude_home(home, *(f"talk about item{i}" for i in range(12)))
     monkeypatch.setattr(reading, "BULK", 10)
-    monkeypatch.setattr(multiprocessing, "get_context", refused)
+    for module, name in ((os, "fork"), (mmap, "mmap")):
+        with monkeypatch.context() as m:
+            m.setattr(module, name, refused)
+            stats, db = refresh(home, monkeypatch)
+        assert stats["sources"] == 12 and len(found(db, "talk")) == 12, name
+        store.rebuild_if_mostly_dead(db, force=True)
+
+
+def test_what_a_helper_that_died_took_is_read_by_this_process(home, monkeypatch):
+    """A helper killed while reading (out of memory): the sources it took are read here, none lost."""
+    claude_home(home, *(f"talk about piece{i}" for i in range(30)))
+    read = reading._read
+    parent = os.getpid()
+
+    def dying_read(source, start):
+        if os.getpid() != parent:
+            os._exit(9)  # the helper, at its first source
+        time.sleep(0.01)  # the helper surely takes one
+        return read(source, start)
+
+    monkeypatch.setattr(reading, "_read", dying_read)
+    monkeypatch.setattr(reading, "BULK", 10)
     stats, db = refresh(home, monkeypatch)
-    assert stats["sources"] == 12 and len(found(db, "talk")) == 12
+    assert stats["sources"] == 30 and len(found(db, "talk")) == 30
+    assert children() == []
+
+
+def children() -> list[str]:
+    """This process's child processes, zombies too (Linux)."""
+    return [pid for task in os.listdir(f"/proc/{os.getpid()}/task")
+            for pid in open(f"/proc/{os.getpid()}/task/{task}/children").read().split()]
 
 
 def test_the_prompt_holds_the_pickers_filters():

@@ -216,89 +216,194 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
 def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
     """Each planned source read, in any order. Many sources (a first index) are read by this
     process and a forked one at once, each taking the next unread source, while this one
-    also writes to SQLite; a few are read here, as are all where no helper can be started."""
-    import queue
-
-    started = _start_helper(plans) if len(plans) >= BULK else None
-    if started is None:
+    also writes to SQLite; a few are read here, as are all where no helper can be started,
+    and any the helper took but did not hand over (it died)."""
+    helper = _Helper.start(plans) if len(plans) >= BULK else None
+    if helper is None:
         for source, source_id, start in plans:
             yield source, source_id, _read(source, start)
         return
-    helper, taken, results = started
-    helper_done = mine_done = False
+    handed = [False] * len(plans)
+    mine_done = False
     try:
-        while not (helper_done and mine_done):
-            while not helper_done:  # what the helper read first: it is waiting to hand it over
-                try:
-                    item = results.get(timeout=0.5) if mine_done else results.get_nowait()
-                except queue.Empty:
-                    helper_done = mine_done and not helper.is_alive()  # it died: its sources wait for next time
-                    if not mine_done:
-                        break
-                    continue
-                if item is None:
-                    helper_done = True
-                else:
-                    yield *plans[item[0]][:2], item[1]
+        while not mine_done or not helper.finished:
+            # what the helper read first: it is waiting to hand it over; once this process
+            # has nothing left to read, it waits for the rest
+            for i, got in helper.received(wait=mine_done):
+                if 0 <= i < len(plans) and not handed[i]:
+                    handed[i] = True
+                    yield *plans[i][:2], got
             if not mine_done:
-                i = _take(taken)
+                i = helper.take()
                 mine_done = i >= len(plans)
                 if not mine_done:
+                    handed[i] = True
                     yield *plans[i][:2], _read(plans[i][0], plans[i][2])
     finally:
-        if helper.is_alive():
-            helper.terminate()
-        helper.join()
+        helper.stop()
+    for i in (i for i, done in enumerate(handed) if not done):  # taken by a helper that died
+        yield *plans[i][:2], _read(plans[i][0], plans[i][2])
 
 
-def _start_helper(plans: list[Plan]) -> tuple[Any, Any, Any] | None:
-    """A forked reader of `plans`, with the counter both take from and the queue it hands
-    over on; None with one core, or where fork, shared memory or semaphores are not allowed."""
-    try:
-        if len(os.sched_getaffinity(0)) < 2:
-            return None
-        import multiprocessing
+class _Helper:
+    """A forked reader of the plans, by os.fork and pipes (`multiprocessing` costs a first
+    index 40 ms of imports before it starts). Both processes take the next plan from a
+    counter in shared memory, guarded by a token in a pipe; the helper hands each source's
+    Read over another pipe, marshalled, and dies with this process."""
 
-        ctx = multiprocessing.get_context("fork")
-        taken = ctx.Value("q", 0)
-        results = ctx.Queue()
-        helper = ctx.Process(target=_helper, args=(plans, taken, results, os.getpid()), daemon=True)
-        helper.start()
-    except (AttributeError, ImportError, OSError, ValueError):
-        return None
-    return helper, taken, results
+    def __init__(self, counter: Any, token: tuple[int, int], results: int, pid: int,
+                 parent: int | None = None) -> None:
+        self.counter = counter
+        self.parent = parent  # in the helper: its parent's pid
+        self.token = token
+        self.results = results
+        self.pid = pid
+        self.buffer = bytearray()
+        self.finished = False  # it handed over all it will: its pipe is closed
+        self.reaped = False
 
-
-def _take(taken: Any) -> int:
-    with taken.get_lock():
-        i = int(taken.value)
-        taken.value = i + 1
-    return i
-
-
-def _helper(plans: list[Plan], taken: Any, results: Any, parent: int) -> None:
-    """The forked reader: it never touches the parent's database connection, holds none of its
-    lock, and dies with it (a parent killed by SIGKILL or SIGTERM once left it blocked on a
-    full queue for good, holding the lock)."""
-    import signal
-
-    for f in store.held:  # the lock is the parent's alone: it ends when the parent does
-        if not f.closed:
-            os.close(f.fileno())
-    _die_with(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops this
-    while (i := _take(taken)) < len(plans):
+    @classmethod
+    def start(cls, plans: list[Plan]) -> _Helper | None:
+        """The helper reading `plans`; None with one core, or where fork or shared memory is
+        not allowed (a sandbox)."""
         try:
-            got = _read(plans[i][0], plans[i][2])
-        except Exception:
-            got = None
-        if os.getppid() != parent:  # where there is no PR_SET_PDEATHSIG
-            results.cancel_join_thread()
-            return
-        results.put((i, got))
-    results.put(None)
-    results.close()
-    results.join_thread()
+            if len(os.sched_getaffinity(0)) < 2:
+                return None
+            import mmap
+
+            counter = mmap.mmap(-1, 8)  # anonymous and shared: the child sees what this writes
+            token = os.pipe()
+        except (AttributeError, ImportError, OSError, ValueError):
+            return None
+        results: tuple[int, ...] = ()
+        try:
+            results = os.pipe()
+            _bigger_pipe(results[1])
+            os.write(token[1], b".")
+            parent = os.getpid()
+            pid = os.fork()
+        except OSError:
+            counter.close()
+            for fd in token + results:
+                os.close(fd)
+            return None
+        if pid == 0:  # the child: never returns into the caller
+            code = 1
+            try:
+                os.close(results[0])
+                cls(counter, token, results[1], os.getpid(), parent).run(plans)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(results[1])
+        os.set_blocking(results[0], False)
+        return cls(counter, token, results[0], pid)
+
+    def take(self) -> int:
+        """The next plan's index, for whichever process asks."""
+        held = self._token()
+        try:
+            i = int.from_bytes(self.counter[:8], "little")
+            self.counter[:8] = (i + 1).to_bytes(8, "little")
+        finally:
+            if held:
+                os.write(self.token[1], b".")
+        return i
+
+    def _token(self) -> bool:
+        """The token taken; False when the other process died holding it (this one then
+        goes on alone)."""
+        import select
+
+        while not select.select([self.token[0]], [], [], 1.0)[0]:
+            if self.parent is not None and os.getppid() != self.parent:
+                os._exit(0)  # the helper, its parent gone
+            if self.parent is None and self._gone():
+                return False
+        os.read(self.token[0], 1)
+        return True
+
+    def _gone(self) -> bool:
+        try:
+            self.reaped = os.waitpid(self.pid, os.WNOHANG)[0] != 0
+        except ChildProcessError:
+            self.reaped = True
+        return self.reaped
+
+    def run(self, plans: list[Plan]) -> None:
+        """The child's work: it never touches the parent's database connection, holds none of
+        its lock, and dies with it (a parent killed by SIGKILL or SIGTERM must not leave it
+        blocked on a full pipe for good)."""
+        import signal
+
+        for f in store.held:  # the lock is the parent's alone: it ends when the parent does
+            if not f.closed:
+                os.close(f.fileno())
+        parent = self.parent or 0
+        _die_with(parent)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops this
+        while (i := self.take()) < len(plans):
+            try:
+                got = _read(plans[i][0], plans[i][2])
+            except Exception:
+                got = None
+            if os.getppid() != parent:  # where there is no PR_SET_PDEATHSIG
+                return
+            data = marshal.dumps((i, got))
+            _write_all(self.results, len(data).to_bytes(8, "little") + data)
+
+    def received(self, wait: bool) -> Iterator[tuple[int, Read]]:
+        """What the helper handed over so far; with `wait`, at least one more, or its end."""
+        while True:
+            try:
+                data = os.read(self.results, 1 << 20)
+            except BlockingIOError:
+                data = None
+            if data == b"":
+                self.finished = True  # it ended (or died): what it did not hand over is read here
+            elif data:
+                self.buffer += data
+            while len(self.buffer) >= 8 and len(self.buffer) >= 8 + (n := int.from_bytes(self.buffer[:8], "little")):
+                item = marshal.loads(self.buffer[8:8 + n])
+                del self.buffer[:8 + n]
+                wait = False
+                yield item
+            if not wait or self.finished:
+                return
+            import select
+
+            select.select([self.results], [], [], 0.5)
+
+    def stop(self) -> None:
+        import signal
+
+        if not self.reaped:
+            try:
+                if not self.finished:
+                    os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:  # gone already
+                pass
+        for fd in (self.results, *self.token):
+            os.close(fd)
+        self.counter.close()
+
+
+def _bigger_pipe(fd: int) -> None:
+    """Room for a few sources' text in the pipe (Linux: up to 1 MB): the helper reads on while
+    this process writes to SQLite."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _die_with(parent: int) -> None:
