@@ -24,12 +24,14 @@ TAIL = 512 * 1024  # what the preview reads of a transcript's end
 # content, so a tool output or a blob of a few MB is skipped after a look at its first bytes.
 MARKER_WINDOW = 2048
 SKIP_OVER = 16 * 1024  # a line this long holding one of an app's `said_skip` markers is a tool's output
+FINGERPRINT = 64  # what records_from keeps of the bytes before where it ended (the index checks appends with it)
 
 
 def records_from(path: str, start: int, markers: tuple[bytes, ...],
                  skip: tuple[bytes, ...] = ()) -> Iterator[tuple[int, Any]]:
     """(byte offset, record) for each complete line from `start` holding one of `markers`, then
-    (-end, None) with the end of the last complete line. Lines over LINE_CAP are skipped
+    (-end, the FINGERPRINT bytes before end, or None when fewer were read) with the end of
+    the last complete line. Lines over LINE_CAP are skipped
     without being held, and long ones showing a `skip` marker (a tool's output) are not parsed:
     a ToolGist of their head and tail stands for the record; a last line without its newline
     (being written) is left for next time."""
@@ -41,6 +43,7 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
         f.seek(start)
         pos = start  # offset of buf[0]
         buf = b""
+        before = b""  # the last bytes before pos
         skipping = False
         while True:
             chunk = f.read(CHUNK)
@@ -58,13 +61,16 @@ def records_from(path: str, start: int, markers: tuple[bytes, ...],
                         yield pos + begin, record
                 skipping = False
                 begin = nl + 1
+            if begin:
+                before = (before + buf[max(0, begin - FINGERPRINT):begin])[-FINGERPRINT:]
             pos += begin
             buf = buf[begin:]
             if len(buf) > LINE_CAP:  # the rest of this line is skipped, never held
+                before = buf[-FINGERPRINT:]
                 pos += len(buf)
                 buf = b""
                 skipping = True
-    yield -pos, None
+    yield -pos, before if len(before) == min(pos, FINGERPRINT) else None
 
 
 class ToolGist(str):
@@ -91,23 +97,26 @@ def by_records(app: Any, path: str | None) -> bool:
     return hasattr(app, "said") and bool(path and path.endswith(".jsonl"))
 
 
-def messages_from(app: Any, path: str, start: int, window: int | None = None) -> tuple[list[tuple[int, str, str]], int]:
-    """(byte offset of its record, role, text) of each message after `start`, and where the
-    last complete line ends; with `window`, only of records starting within `window` bytes,
-    and where the next one starts (a transcript that grew by a gigabyte is read a window at
-    a time)."""
+def messages_from(app: Any, path: str, start: int,
+                  window: int | None = None) -> tuple[list[tuple[int, str, str]], int, bytes | None]:
+    """(byte offset of its record, role, text) of each message after `start`, where the last
+    complete line ends, and the FINGERPRINT bytes before that end (None: not known); with
+    `window`, only of records starting within `window` bytes, and where the next one starts
+    (a transcript that grew by a gigabyte is read a window at a time)."""
     said: list[tuple[int, str, str]] = []
     end = start
+    fingerprint = None
     for pos, record in records_from(path, start, app.said_markers, getattr(app, "said_skip", ())):
         if pos < 0:
             end = -pos
+            fingerprint = record
         elif window is not None and pos >= start + window:
-            return said, pos  # the reader and its file are closed as it goes
+            return said, pos, None  # the reader and its file are closed as it goes
         elif isinstance(record, ToolGist):
             said.append((pos, "tool", str(record)))
         else:
             said += [(pos, role, text) for role, text in safe_said(app, record)]
-    return said, end
+    return said, end, fingerprint
 
 
 def safe_said(app: Any, record: Any) -> list[tuple[str, str]]:

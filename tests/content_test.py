@@ -654,3 +654,22 @@ def test_broken_lines_are_skipped_where_json_was_never_loaded(home):
     run_cli("build", env=env, check=True)  # warm: the search's own list parses nothing
     found = run_cli("search", "flaky", env=env)
     assert found.returncode == 0 and "Traceback" not in found.stderr and "flaky" in found.stdout, found.stderr
+
+
+def test_the_bytes_before_a_reads_end_are_what_the_file_holds_there(tmp_path, monkeypatch):
+    """records_from keeps the last bytes it read (the index compares them before an append), across
+    reads of its buffer and lines too long to hold, as a read of the file at that place finds them."""
+    from sessidx import conversation
+
+    monkeypatch.setattr(conversation, "CHUNK", 50)
+    monkeypatch.setattr(conversation, "LINE_CAP", 120)
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps({"type": "user", "n": i, "pad": "x" * (i * 7 % 90)}) for i in range(30)]
+    lines.insert(12, json.dumps({"type": "user", "blob": "y" * 400}))  # skipped, never held
+    path.write_bytes(("\n".join(lines) + "\n" + '{"type": "user", "half').encode())
+    data = path.read_bytes()
+    for start in (0, len(lines[0]) + 1, data.index(b"\n", 900) + 1):
+        *records, (end, before) = conversation.records_from(str(path), start, (b'"type"',))
+        assert -end == data.rindex(b"\n") + 1
+        assert before == data[-end - conversation.FINGERPRINT:-end], start
+        assert records and all(pos >= start and "blob" not in record for pos, record in records)

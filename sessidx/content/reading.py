@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from sessidx import conversation
 from sessidx.apps import app_named
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
@@ -29,7 +30,7 @@ CHUNK_TEXT = 8 * 1024
 # A transcript is read this much at a time, each window stored before the next is read: a
 # refresh holds one window's text, however much the transcript grew.
 WINDOW = 8 * 1024 * 1024
-FINGERPRINT = 64  # bytes before the indexed end that must be unchanged for an append
+FINGERPRINT = conversation.FINGERPRINT  # bytes before the indexed end that must be unchanged for an append
 COMMIT_SECONDS = 1.0  # work kept if interrupted
 BULK = 100  # sources to read at once (a first index): FTS5's merging waits, a second process helps
 
@@ -181,8 +182,8 @@ def _read(source: _Source, start: int) -> Read:
     runs in another process too."""
     if source.incremental:
         path = source.path or ""
-        messages, end = messages_from(source.app, path, start, WINDOW)
-        return chunks_of(messages), end, _bytes_before(path, end), len(messages), end - start
+        messages, end, before = messages_from(source.app, path, start, WINDOW)
+        return chunks_of(messages), end, before or _bytes_before(path, end), len(messages), end - start
     try:
         conversation = source.app.conversation(source.session)
     except Exception:  # a store busy or broken right now: the others go on, this one is tried again
