@@ -438,6 +438,7 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     monkeypatch.setattr(reading, "BULK", 10)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 40 and stats["messages"] >= 40
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL again after the load without fsync
     assert len(readers.read_text().split()) == 40  # each read once
     if two_cores:
         assert len(set(readers.read_text().split())) == 2

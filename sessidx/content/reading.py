@@ -88,6 +88,10 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     bulk = len(todo) >= BULK
     if bulk:  # no merging while loading: a few large segments search as fast as one
         db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 0)")
+        # and no fsync, its final checkpoint's included: the index is a cache of what the
+        # transcripts hold, and a power cut that damages it costs what this load costs anyway
+        # (a damaged index is made again)
+        db.execute("PRAGMA synchronous=OFF")
     db.execute("BEGIN")
     for source_id in gone:
         _unlink(db, source_id)
@@ -131,6 +135,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     if stats["sources"] or stats["removed"]:
         db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (execute frees one page)
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the index is one file again, not twice its size
+    if bulk:  # (only this connection's setting: one that failed above is closed by its process)
+        db.execute("PRAGMA synchronous=NORMAL")
     return stats
 
 
