@@ -41,6 +41,7 @@ _RUN = 16  # shorter runs are judged only after a key word
 _WINDOW = 96  # how far before a run a provider's name may stand (gitleaks: 50 + 20 + operators)
 # token characters to "k", other ASCII to " ", the rest kept: runs are then found by str.find, in C
 _MASK = {c: "k" if chr(c) in _TOKEN else " " for c in range(128)}
+_ASCII_MASK = bytes(ord(_MASK[c]) if c < 128 else 32 for c in range(256))  # the same, for ASCII text as bytes
 _DIGITS = frozenset("0123456789")
 _HEX = frozenset("0123456789abcdef")
 _PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-", "xoxe-",
@@ -101,7 +102,18 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
 
 def token_runs(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each run of at least _RUN token characters, found with str.translate
-    and str.find (in C: a regex takes 4 times as long)."""
+    and str.find (in C: a regex takes 4 times as long); ASCII text by bytes.translate, a table
+    lookup per byte (twice as fast as str.translate's)."""
+    if text.isascii():
+        ascii_masked = text.encode("ascii").translate(_ASCII_MASK)
+        at = ascii_masked.find(b"k" * _RUN)
+        while at >= 0:
+            end = ascii_masked.find(b" ", at)
+            if end < 0:
+                end = len(ascii_masked)
+            yield at, end
+            at = ascii_masked.find(b"k" * _RUN, end)
+        return
     masked = text.translate(_MASK)
     plain = masked.isascii()
     at = masked.find("k" * _RUN)

@@ -52,6 +52,17 @@ def test_each_shape_is_masked_and_the_words_around_it_kept(text, value):
     assert all(w in masked for w in words), masked
 
 
+def test_ascii_text_and_text_with_other_characters_are_judged_alike():
+    """ASCII text takes a faster path (bytes): the same secrets are found in it as beside a word
+    of another script, and the same things are kept."""
+    from sessidx.redact import secret_spans
+
+    for text in [t for t, _ in CORPUS] + KEPT:
+        if text.isascii():
+            assert secret_spans(text) == secret_spans(text + " привет"), text
+            assert secret_spans(text) == [(a - 6, b - 6) for a, b in secret_spans("日本語です " + text)], text
+
+
 @pytest.mark.parametrize("text", KEPT)
 def test_what_only_looks_like_a_secret_is_kept(text):
     from sessidx.redact import mask
