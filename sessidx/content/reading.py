@@ -99,10 +99,14 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         stats["removed"] += 1
     last_commit = time.monotonic()
     written = _Written(db)
+    # where each source's reading starts, then the helper reading them while this process
+    # writes their rows (and reads some too)
+    plans = [(source, _start(source, known.get(source.key))) for source in todo]
+    helper = _Helper.start(plans) if len(plans) >= BULK else None
     try:
-        # every source's id and where its reading starts first: then they can be read in parallel
-        plans = [(source, *_prepare(db, source, known.get(source.key), stats)) for source in todo]
-        for source, source_id, got in _read_all(plans):
+        ids = [_prepare(db, source, known.get(source.key), start, stats) for source, start in plans]
+        for i, got in _read_all(plans, helper):
+            source, source_id = plans[i][0], ids[i]
             while True:
                 more = _more(source, got)
                 _store(db, source, source_id, got, stats, written, finished=not more)
@@ -127,6 +131,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
             db.execute("ROLLBACK")  # the source being read is read again next time
         raise
     finally:
+        if helper is not None:
+            helper.stop()
         if bulk:
             db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 4)")  # FTS5's default
     rebuild_if_mostly_dead(db)
@@ -140,24 +146,34 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     return stats
 
 
-def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | None,
-             stats: dict[str, int]) -> tuple[int, int]:
-    """The source's id and where reading starts: after what is already indexed when the bytes
-    before that point are unchanged (an append), else at 0 with its old rows unlinked."""
+def _start(source: _Source, before: tuple[Any, ...] | None) -> int:
+    """Where reading the source starts: after what is already indexed when the bytes before
+    that point are unchanged (an append), else at 0. Appends grow a file; one changed
+    without growing was rewritten."""
+    if before is None:
+        return 0
+    _, _, done, tail = before
+    if source.incremental and done and source.size > done and _bytes_before(source.path, done) == tail:
+        return int(done)
+    return 0
+
+
+def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | None, start: int,
+             stats: dict[str, int]) -> int:
+    """The source's id, its row made or brought up to date; read from 0, its old rows unlinked."""
     meta = marshal.dumps(tuple(source.session))
     if before is None:
         cur = db.execute("INSERT INTO source(key, stamp, session, mtime) VALUES (?, '', ?, ?)",
                          (source.key, meta, source.session.mtime))
-        return int(cur.lastrowid or 0), 0
-    source_id, stamp, done, tail = before
+        return int(cur.lastrowid or 0)
+    source_id, stamp, _, _ = before
     db.execute("UPDATE source SET session = ?, mtime = ? WHERE id = ?", (meta, source.session.mtime, source_id))
-    # Appends grow a file; one changed without growing was rewritten.
-    if source.incremental and done and source.size > done and _bytes_before(source.path, done) == tail:
+    if start:
         stats["appended"] += 1
-        return source_id, done
+        return int(source_id)
     _unlink(db, source_id)
     stats["reindexed"] += bool(stamp)  # not one planned and never read (an interrupted first index)
-    return source_id, 0
+    return int(source_id)
 
 
 def _unlink(db: sqlite3.Connection, source_id: int) -> None:
@@ -176,7 +192,7 @@ def _bytes_before(path: str | None, end: int) -> bytes | None:
         return f.read(min(end, FINGERPRINT))
 
 
-Plan = tuple[_Source, int, int]  # a source, its id, the byte offset its reading starts at
+Plan = tuple[_Source, int]  # a source and the byte offset its reading starts at
 # What was read of one source, ready to store: its FTS rows (chunks_of), where reading ended,
 # the bytes just before that end, how many messages and bytes were read. None: a store that
 # cannot be read right now.
@@ -220,15 +236,15 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
     stats["bytes"] += read
 
 
-def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
-    """Each planned source read, in any order. Many sources (a first index) are read by this
-    process and a forked one at once, each taking the next unread source, while this one
-    also writes to SQLite; a few are read here, as are all where no helper can be started,
-    and any the helper took but did not hand over (it died)."""
-    helper = _Helper.start(plans) if len(plans) >= BULK else None
+def _read_all(plans: list[Plan], helper: _Helper | None) -> Iterator[tuple[int, Read]]:
+    """(index in `plans`, what was read) of each planned source, in any order. With a helper
+    (a first index: many sources) they are read by this process and the forked one at once,
+    each taking the next unread source, while this one also writes to SQLite; without one
+    (a few sources, or where no helper can be started) here, as are any the helper took but
+    did not hand over (it died)."""
     if helper is None:
-        for source, source_id, start in plans:
-            yield source, source_id, _read(source, start)
+        for i, (source, start) in enumerate(plans):
+            yield i, _read(source, start)
         return
     handed = [False] * len(plans)
     mine_done = False
@@ -239,17 +255,17 @@ def _read_all(plans: list[Plan]) -> Iterator[tuple[_Source, int, Read]]:
             for i, got in helper.received(wait=mine_done):
                 if 0 <= i < len(plans) and not handed[i]:
                     handed[i] = True
-                    yield *plans[i][:2], got
+                    yield i, got
             if not mine_done:
                 i = helper.take()
                 mine_done = i >= len(plans)
                 if not mine_done:
                     handed[i] = True
-                    yield *plans[i][:2], _read(plans[i][0], plans[i][2])
+                    yield i, _read(*plans[i])
     finally:
         helper.stop()
     for i in (i for i, done in enumerate(handed) if not done):  # taken by a helper that died
-        yield *plans[i][:2], _read(plans[i][0], plans[i][2])
+        yield i, _read(*plans[i])
 
 
 class _Helper:
@@ -351,7 +367,7 @@ class _Helper:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops this
         while (i := self.take()) < len(plans):
             try:
-                got = _read(plans[i][0], plans[i][2])
+                got = _read(*plans[i])
             except Exception:
                 got = None
             if os.getppid() != parent:  # where there is no PR_SET_PDEATHSIG
@@ -382,8 +398,11 @@ class _Helper:
             select.select([self.results], [], [], 0.5)
 
     def stop(self) -> None:
+        """The helper gone, killed if need be, and its pipes closed (once: then nothing)."""
         import signal
 
+        if self.counter.closed:
+            return
         if not self.reaped:
             try:
                 if not self.finished:
