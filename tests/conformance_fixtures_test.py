@@ -69,3 +69,36 @@ def test_a_prompt_after_a_tool_result_in_one_message_is_answered_with_the_call()
     tools = [{"name": "Bash", "input_schema": {"properties": {"command": {"type": "string"}}, "required": ["command"]}}]
     call = mock_models._call(mock_models._anthropic_turns(body), tools)
     assert call is not None and json.loads(call[1])["command"] == "touch /tmp/c"
+
+
+# auggie 0.36.0's chat-stream requests as it sent them to mock_augment (trimmed): the typed turn,
+# then the same turn's follow-up carrying the launch-process result.
+AUGGIE_TURN = {"message": "", "chat_history": [], "mode": "CLI_AGENT",
+               "tool_definitions": [{"name": "launch-process", "input_schema_json": "{}"}, {"name": "view"}],
+               "nodes": [{"id": 1, "type": 0, "text_node": {"content": "conformance ping 3 run: touch /tmp/c"}},
+                         {"id": 2, "type": 4, "ide_state_node": {"workspace_folders": [{"folder_root": "/p"}]}}]}
+AUGGIE_FOLLOW_UP = {**AUGGIE_TURN, "chat_history": [{"request_message": "", "response_text": "",
+                                                     "request_nodes": AUGGIE_TURN["nodes"]}],
+                    "nodes": [{"id": 1, "type": 1, "tool_result_node": {"tool_use_id": "toolu_mock_1",
+                                                                        "content": "", "is_error": False}}]}
+
+
+def test_auggie_mock_calls_launch_process_once() -> None:
+    import mock_augment
+
+    first = mock_augment.chat_results(AUGGIE_TURN)
+    call = first[0]["nodes"][0]
+    assert call["type"] == 5 and call["tool_use"]["tool_name"] == "launch-process"
+    assert json.loads(call["tool_use"]["input_json"])["command"] == "touch /tmp/c"
+    assert first[-1]["stop_reason"] == 3
+    reply = mock_augment.chat_results(AUGGIE_FOLLOW_UP)
+    assert [r["text"] for r in reply] == [mock_models.REPLY, ""] and reply[-1]["stop_reason"] == 1
+
+
+def test_auggie_mock_offers_the_models_dash_m_names() -> None:
+    import mock_augment
+
+    models = mock_augment.models_result()
+    registry = json.loads(models["feature_flags"]["model_info_registry"])
+    assert {e["shortName"] for e in registry.values()} == {"mock-model", "mock-large"}
+    assert isinstance(models["default_model"], str) and all(isinstance(m["name"], str) for m in models["models"])

@@ -5,6 +5,12 @@ One JSON document per session: `sessionId`, `modified` (ISO), `customTitle` (TUI
 field: the folder is the first exchange's `ide_state_node.workspace_folders[0]`, as
 `auggie session list` derives it. `--ask` shows only as a wrapper around the stored prompt:
 it is the mode (`ask`), and the title is the prompt inside it. No branch is stored.
+
+Ask mode is per message in auggie 0.36.0, and its TUI never applies `--ask` (the flag wraps only
+an instruction given with it): on `-r ID --ask` the next typed turn went out as "# Ask mode is now
+disabled", as without the flag (the live conformance run's control). So a resume does not pass
+`--ask`; the preview says the session opens in the default mode, where commands run
+automatically (auggie's own default: a fresh start does the same).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
 
 ASK_WRAPPER = "# For this specific question, follow these ask mode guidelines:"
 ASK_PROMPT = "User message:\n"
+ASK_NOT_RESTORED = ("recorded in ask mode, which auggie does not restore (its TUI ignores --ask): the resume opens "
+                    "in the default mode, where commands run automatically; start a message with # to ask")
 
 
 def _first_exchange(history: Any) -> dict[str, Any]:
@@ -92,7 +100,7 @@ class Auggie:
         b = ArgvBuilder(cli, self.program, "-r", session.id)
         b.option("-m", session.model)
         if session.approval == "ask":
-            b.switch("--ask")  # retrieval-only tools: stricter than the default
+            b.plan.warnings.append(ASK_NOT_RESTORED)
         return b.plan
 
 

@@ -99,7 +99,7 @@ def plan_of(app: str, sid: str, realdata, tmp_path, allow: bool = False) -> dict
      "--agent does not override it"),
     ("cn", "195e05a7-1768-48b0-ba89-15a6df98cde9", ["cn", "ls"], None),
     ("auggie", "2a757696-8930-4e6c-90ee-748bad49f94a",
-     ["auggie", "-r", "2a757696-8930-4e6c-90ee-748bad49f94a", "--ask"], None),
+     ["auggie", "-r", "2a757696-8930-4e6c-90ee-748bad49f94a"], None),
     ("crush", "a459394a-836e-4a4f-a6ae-fc79db728952",
      ["crush", "--cwd", "/home/sam/code2/shop api", "--session", "a459394a-836e-4a4f-a6ae-fc79db728952"], None),
     ("goose", "20261130_2", ["env", "GOOSE_MODE=approve", "goose", "session", "--resume", "--session-id",
@@ -121,6 +121,17 @@ def test_cn_never_resumes_another_session(realdata, tmp_path):
     plan = plan_of("cn", "195e05a7", realdata, tmp_path)
     assert "--resume" not in plan["argv"]
     assert any("choose 'Scratch notes summary'" in w for w in plan["warnings"])
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_auggie_ask_is_not_passed_and_the_preview_says_so(realdata, tmp_path, allow):
+    """auggie 0.36.0's TUI ignores --ask (the live run's control: the next turn went out as "Ask
+    mode is now disabled"), so the plan does not claim to restore it and says what the resume is."""
+    plan = plan_of("auggie", "2a757696", realdata, tmp_path, allow=allow)
+    assert "--ask" not in plan["argv"]
+    assert any("does not restore" in w and "commands run automatically" in w for w in plan["warnings"])
+    other = plan_of("auggie", "008938c5", realdata, tmp_path, allow=allow)  # not in ask mode: no such line
+    assert not any("ask mode" in w for w in other["warnings"])
 
 
 def test_loose_modes_with_the_opt_in(realdata, tmp_path):
