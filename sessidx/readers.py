@@ -143,8 +143,10 @@ class Transcript:
     lines are never parsed and often most of the tail is never read.
     """
 
-    def __init__(self, fd: int, size: int, head_lines: int, line_cap: int, tail_bytes: int) -> None:
+    def __init__(self, fd: int, size: int, head_lines: int, line_cap: int, tail_bytes: int,
+                 mtime_ns: int | None = None) -> None:
         self.size = size
+        self.mtime_ms = None if mtime_ns is None else mtime_ns // 1_000_000  # as mtime_ms(path), from the open file
         self._fd = fd
         self._f: BufferedReader | None = None  # the head's reader, for files longer than the tail
         self.whole = size <= tail_bytes
@@ -339,7 +341,7 @@ def open_transcript(
             os.close(fd)
             return None
         os.set_blocking(fd, True)
-        return Transcript(fd, st.st_size, head_lines, line_cap, tail_bytes)
+        return Transcript(fd, st.st_size, head_lines, line_cap, tail_bytes, st.st_mtime_ns)
     except OSError:
         os.close(fd)
         return None

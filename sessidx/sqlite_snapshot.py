@@ -19,13 +19,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterator  # sqlite3 loads both modules anyway
+from types import TracebackType
 
 from sessidx.readers import open_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from types import TracebackType
 
 # Plain `os` calls, not shutil, tempfile, pathlib and contextlib: those four cost a cold
 # `sessidx build` more than reading Codex's index does (it is their only user there).
