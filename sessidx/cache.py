@@ -73,15 +73,13 @@ def write(path: str | None, data: bytes) -> str | None:
     never tear it); returns what went wrong, or None."""
     if path is None:
         return "no absolute cache folder (HOME and XDG_CACHE_HOME are relative or unset); nothing cached"
-    import tempfile
-
     folder = os.path.dirname(path)
     tmp = None
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         if problem := folder_problem(folder):
             return problem
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
+        fd, tmp = _new_temp(path)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -95,11 +93,23 @@ def write(path: str | None, data: bytes) -> str | None:
     return None
 
 
-def _remove(path: str) -> None:
-    import contextlib
+def _new_temp(path: str) -> tuple[int, str]:
+    """A new file `<path>.<random>.tmp` only we can read, as tempfile.mkstemp makes one: with
+    plain `os` calls, since tempfile loads shutil, random and re into the first press's stream."""
+    for _ in range(16):
+        tmp = f"{path}.{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path}: no free temp name")
 
-    with contextlib.suppress(OSError):
+
+def _remove(path: str) -> None:
+    try:  # noqa: SIM105 - contextlib is a load the cache write need not pay
         os.unlink(path)
+    except OSError:
+        pass
 
 
 def _remove_stale_temps(folder: str, prefix: str) -> None:

@@ -14,7 +14,15 @@ from sessidx import render
 from sessidx.apps import APPS, HOME_VARS
 from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError
-from sessidx.index import Index, cache_path, cached_session, from_cache, load
+from sessidx.index import (
+    Index,
+    cache_path,
+    cached_session,
+    from_cache,
+    load,
+    mark_first_press,
+    wait_for_first_press,
+)
 from sessidx.model import Session
 from sessidx.readers import git_branch, git_common_dir
 
@@ -117,6 +125,8 @@ def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
 
     if not fresh and ":" in ident and (found := cached_session(env, ident)) is not None:  # the picker's `app:id`
         return found, make_plan(found, env, allow_permissive, wait_for_cli)
+    if not fresh and ":" in ident and wait_for_first_press(env) and (found := cached_session(env, ident)):
+        return found, make_plan(found, env, allow_permissive, wait_for_cli)  # the first press's index
     try:
         session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
     except SessidxError:
@@ -432,11 +442,12 @@ def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
     return marks
 
 
-def picker_stream(env: Env, out: Out, width: int | None = None) -> int:
+def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Callable[[], None] | None = None) -> int:
     """The first press ever (no cache yet): the sessions go to fzf as they are read, newest
     first across every app (index.build lists every source first, then parses newest first),
     in fixed columns; the next press finds them cached and sorted. A reader that went away
-    (fzf closed early) stops the rows, not the indexing: the next press is a warm one."""
+    (fzf closed early) stops the rows, not the indexing: the next press is a warm one.
+    `rows_done` is called after the last row, before the cache is written."""
     from sessidx.index import build  # not at the top: this module has a `build` of its own
 
     here = os.environ.get("PWD")
@@ -462,14 +473,24 @@ def picker_stream(env: Env, out: Out, width: int | None = None) -> int:
 
     write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
-    def emit(batch: list[Session]) -> None:
+    def emit(batch: list[Session], last: bool) -> None:
         sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
         rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
             write("\n".join(rows))
+        if last and rows_done is not None:
+            rows_done()
 
-    build(env, APPS.values(), on_batch=emit)
+    marker = mark_first_press(env)
+    try:
+        build(env, APPS.values(), on_batch=emit)
+    finally:
+        if marker is not None:
+            try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
+                os.unlink(marker)
+            except OSError:
+                pass
     if failed is not None:
         raise failed
     return ExitCode.OK
@@ -495,12 +516,14 @@ def _stream_into_pipe(env: Env, width: int) -> int:
         def out(line: str) -> None:
             sys.stdout.write(line + "\n")
 
-        picker_stream(env, out, width)
-        try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
-            sys.stdout.flush()
-        except OSError:
-            pass
-        os.close(1)
+        def rows_done() -> None:  # fzf's `load` (every row in) before the cache write, not after
+            try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
+                sys.stdout.flush()
+            except OSError:
+                pass
+            os.close(1)  # nothing more is written: the last batch was the last
+
+        picker_stream(env, out, width, rows_done)
     finally:
         os._exit(0)
 

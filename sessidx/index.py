@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # to the Python version, which is part of the key too.
 # After the index object, a lookup of each session by its `app:id` (see `_lookup`): marshal
 # reads one object and ignores what follows, so readers of the whole index never see it.
-CACHE_VERSION = f"10/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+CACHE_VERSION = f"11/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 
 
 class Index:
@@ -101,13 +101,14 @@ _ROW_TYPES: tuple[set[type], ...] = (
 )
 assert len(_ROW_TYPES) == FIELD_COUNT
 def build(env: Env, apps: Iterable[App], refresh: bool = True,
-          on_batch: Callable[[list[Session]], None] | None = None) -> Index:
+          on_batch: Callable[[list[Session], bool], None] | None = None) -> Index:
     """Every session of `apps`; with refresh=False, what the cache holds, without a stat.
 
     Every app's sources are listed first (a stat each: cheap), then the ones to read are read
     newest first across apps (parsing is what costs). `on_batch` is given the sessions as they
     come, cached ones first, then in batches: the first press ever streams them into the
-    picker, so the newest rows show while the old ones are still being read."""
+    picker, so the newest rows show while the old ones are still being read; its second
+    argument says the batch is the last (the cache is written after it)."""
     # Apps that find their sessions through the folders the others know of come last (see
     # base.App.reads_known_folders); sorted() is stable, so the rest keep their order.
     app_list = sorted(apps, key=lambda a: getattr(a, "reads_known_folders", False))
@@ -141,15 +142,58 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     return Index(_newest_first(sessions), timings, problems, env)
 
 
+def mark_first_press(env: Env) -> str | None:
+    """Says that a first press is building the index (its pid in `<cache>.first`), so that
+    fzf's preview waits for that index instead of building one of its own beside it (the
+    whole index twice, on a machine whose cores the first press needs). The path, to remove
+    when done; None when it cannot be written (the preview then builds, as before)."""
+    path = cache_path(env)
+    if path is None:
+        return None
+    marker = path + ".first"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if cache.folder_problem(os.path.dirname(path)):
+            return None
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                     0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+    except OSError:
+        return None
+    return marker
+
+
+def wait_for_first_press(env: Env, timeout: float = 30.0) -> bool:
+    """Waits while a live first press builds the index (see mark_first_press); True if one
+    did, so the cache now answers."""
+    path = cache_path(env)
+    if path is None:
+        return False
+    marker, waited, deadline = path + ".first", False, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(marker, "rb") as f:
+                pid = int(f.read(20) or b"0")
+            if pid <= 0:
+                return waited
+            os.kill(pid, 0)  # raises when that first press is gone (killed mid-build)
+        except (OSError, ValueError):
+            return waited
+        waited = True
+        time.sleep(0.05)
+    return waited
+
+
 class _Batches:
     """Hands `on_batch` the sessions added since its last call: the first few sources' at once
-    (a screenful), then at most every BATCH_SECONDS, so that rows keep coming without a
-    render per source."""
+    (the top of the screen, then the rest of a screenful), then at most every SECONDS, so that
+    rows keep coming without a render per source."""
 
-    FIRST = 40
+    FIRST = (12, 40)
     SECONDS = 0.1
 
-    def __init__(self, sessions: list[Session], on_batch: Callable[[list[Session]], None] | None) -> None:
+    def __init__(self, sessions: list[Session], on_batch: Callable[[list[Session], bool], None] | None) -> None:
         self.sessions, self.on_batch = sessions, on_batch
         self.given = 0
         self.sources_read = 0
@@ -157,15 +201,15 @@ class _Batches:
 
     def read_one(self) -> None:
         self.sources_read += 1
-        if self.on_batch is not None and (self.sources_read == self.FIRST or (
-                self.sources_read > self.FIRST and time.perf_counter() - self.last >= self.SECONDS)):
+        if self.on_batch is not None and (self.sources_read in self.FIRST or (
+                self.sources_read > self.FIRST[-1] and time.perf_counter() - self.last >= self.SECONDS)):
             self.emit()
 
     def emit(self, last: bool = False) -> None:
         if self.on_batch is not None and (len(self.sessions) > self.given or last):
             batch = self.sessions[self.given:]
             self.given = len(self.sessions)
-            self.on_batch(batch)
+            self.on_batch(batch, last)
             self.last = time.perf_counter()
 
 
@@ -183,9 +227,11 @@ def _newest_ns(stamp: Any) -> int:
     """The newest mtime of a source's own files: its stamp starts with (size, mtime_ns) pairs,
     the source's and a companion's (a database's WAL, a title sidecar). Only an order."""
     try:
-        return max((v for v in stamp[:4] if type(v) is int), default=0)
-    except TypeError:
+        own = stamp[1] if type(stamp[1]) is int else 0
+        other = stamp[3] if len(stamp) > 3 and type(stamp[3]) is int else 0
+    except (TypeError, IndexError, KeyError):
         return 0
+    return own if own >= other else other
 
 
 def _known_folders(sessions: list[Session], cached: dict[str, list[dict[Any, Any]]]) -> frozenset[str]:
@@ -252,13 +298,19 @@ def _lookup(parts: dict[str, list[dict[Any, Any]]]) -> bytes:
             for row in rows if type(rows) is list else ():
                 if type(row) is list and len(row) > 1 and type(row[1]) is str:
                     by_key.setdefault(f"{app}:{row[1]}", row)  # the first, as a scan of the index finds
-    buckets: list[dict[str, Any]] = [{} for _ in range(max(1, len(by_key) // 32))]
+    buckets: list[dict[str, Any]] = [{} for _ in range(max(1, len(by_key) // 32) | 1)]
     for key, row in by_key.items():
-        buckets[_fnv1a(key.encode("utf-8", "surrogateescape")) % len(buckets)][key] = row
+        buckets[_bucket(key, len(buckets))][key] = row
     blobs = [marshal.dumps(bucket) for bucket in buckets]
     ends = list(accumulate(map(len, blobs)))
     header = marshal.dumps((CACHE_VERSION, ends))
     return b"".join(blobs) + header + _TRAILER + len(header).to_bytes(4, "little")
+
+
+def _bucket(key: str, buckets: int) -> int:
+    """The lookup bucket of `key`: its bytes as one number, modulo an odd count (so every byte
+    counts). In C: FNV-1a in Python was a tenth of a cold build at 3,000 sessions."""
+    return int.from_bytes(key.encode("utf-8", "surrogateescape"), "big") % buckets
 
 
 def _looked_up(path: str, key: str) -> Any:
@@ -282,7 +334,7 @@ def _looked_up(path: str, key: str) -> Any:
             version, ends = marshal.loads(f.read(header_size))
             if version != CACHE_VERSION or type(ends) is not list or not ends:
                 return _NO_LOOKUP
-            n = _fnv1a(key.encode("utf-8", "surrogateescape")) % len(ends)
+            n = _bucket(key, len(ends))
             start, end = (ends[n - 1] if n else 0), ends[n]
             f.seek(size - tail - header_size - ends[-1] + start)
             bucket = marshal.loads(f.read(end - start))
@@ -383,8 +435,11 @@ def _notes_of(notes: dict[Any, Any], keys: Iterable[Any]) -> list[str]:
 _REPEATING = (0, 2, 3, 7, 8, 9, 10, 13)
 
 
+_FIELDS = attrgetter(*Session.__slots__)  # every field at once, in C
+
+
 def _cache_row(session: Session) -> list[Any]:
-    row = list(session)
+    row = list(_FIELDS(session))
     for i in _REPEATING:
         if type(row[i]) is str:
             row[i] = sys.intern(row[i])

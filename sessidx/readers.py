@@ -143,9 +143,12 @@ class Transcript:
     lines are never parsed and often most of the tail is never read.
     """
 
-    def __init__(self, f: BufferedReader, size: int, head_lines: int, line_cap: int, tail_bytes: int) -> None:
+    def __init__(self, fd: int, size: int, head_lines: int, line_cap: int, tail_bytes: int,
+                 mtime_ns: int | None = None) -> None:
         self.size = size
-        self._f = f
+        self.mtime_ms = None if mtime_ns is None else mtime_ns // 1_000_000  # as mtime_ms(path), from the open file
+        self._fd = fd
+        self._f: BufferedReader | None = None  # the head's reader, for files longer than the tail
         self.whole = size <= tail_bytes
         # One reused buffer per open transcript: a fresh 512 KiB allocation per file costs more
         # in page faults than the read. File offset `size - len(buf) + i` is at index i.
@@ -154,20 +157,26 @@ class Transcript:
         self._floor = max(0, -self._base)  # buf index of the earliest byte the tail may hold
         self._lo = tail_bytes  # buf index where the loaded window starts
         self._marks: list[tuple[int, bytes]] = []  # newest first
+        # Each line of the tail parsed once, by the buf index it starts at: a title, a branch and
+        # a model are looked for in turn, mostly in the same few records.
+        self._parsed: dict[int, Record | None] = {}
+        self._head_lines = head_lines
         self._grow(tail_bytes if self.whole else _FIRST_WINDOW)
         self._head_raw: list[bytes] = []
         self._head_parsed: dict[int, Record | None] = {}
-        self._head_source: Iterator[bytes] | None
-        if self.whole:
-            self._head_source = iter(bytes(self._buf[self._floor:]).split(b"\n")[:head_lines])
-        else:
-            self._head_source = _head_lines(f, head_lines, line_cap, start=0)
+        self._head_source: Iterator[bytes] | None = None
+        if not self.whole:
+            self._f = os.fdopen(fd, "rb")
+            self._head_source = _head_lines(self._f, head_lines, line_cap, start=0)
 
     def __enter__(self) -> Transcript:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._f.close()
+        if self._f is not None:
+            self._f.close()
+        else:
+            os.close(self._fd)
         _POOL.append(self._buf)
         self._buf = bytearray()
 
@@ -177,13 +186,11 @@ class Transcript:
             return False
         new_lo = max(self._floor, self._lo - want)
         # pread: the head's reader keeps its own place in the same file
-        got = os.preadv(self._f.fileno(), [memoryview(self._buf)[new_lo: self._lo]], self._base + new_lo)
+        got = os.preadv(self._fd, [memoryview(self._buf)[new_lo: self._lo]], self._base + new_lo)
         if got != self._lo - new_lo:
             raise OSError("the file shrank while being read")
         # Markers that start in the new bytes; a few bytes past the seam catch one cut by it.
-        import re  # here: `list` from the cache never needs it, and it costs a key press time
-
-        found = re.compile(_TYPE_MARK).finditer(self._buf, new_lo, min(self._lo + 64, len(self._buf)))
+        found = _type_marks().finditer(self._buf, new_lo, min(self._lo + 64, len(self._buf)))
         fresh = [(m.start(), m.group(1)) for m in found if m.start() < self._lo]
         self._marks.extend(reversed(fresh))
         self._lo = new_lo
@@ -214,8 +221,28 @@ class Transcript:
             self._head_parsed[i] = parse_record(self._head_raw[i])
         return self._head_parsed[i]
 
+    def _record_at(self, start: int, end: int) -> Record | None:
+        """The record of the tail's line buf[start:end], parsed on first use."""
+        parsed = self._parsed
+        if start in parsed:
+            return parsed[start]
+        record = parsed[start] = parse_record(self._buf[start:end])
+        return record
+
     def head(self) -> Iterator[Record]:
         """Records of the first lines, oldest first; read only as far as the caller goes."""
+        if self.whole:  # the tail holds the file: its lines, parsed once for both ends
+            buf, start = self._buf, self._floor
+            for _ in range(self._head_lines):
+                end = buf.find(b"\n", start)
+                if end < 0:
+                    end = len(buf)
+                if (record := self._record_at(start, end)) is not None:
+                    yield record
+                if end == len(buf):
+                    return
+                start = end + 1
+            return
         i = 0
         while self._head_line(i) is not None:
             if (record := self._head_record(i)) is not None:
@@ -253,7 +280,7 @@ class Transcript:
             if key and buf.find(key, line_start, line_end) < 0:
                 end = line_start
                 continue
-            record = parse_record(buf[line_start:line_end])
+            record = self._record_at(line_start, line_end)
             if record is not None and (record.get("type") in wanted or not wanted):
                 yield record
             end = line_start
@@ -282,6 +309,18 @@ class Transcript:
 
 _FIRST_WINDOW = 64 * 1024
 _POOL: list[bytearray] = []
+_MARKS: Any = None
+
+
+def _type_marks() -> Any:
+    """The `"type":"..."` pattern, compiled on first use: `list` from the cache never needs
+    `re`, and its import costs a key press time."""
+    global _MARKS
+    if _MARKS is None:
+        import re
+
+        _MARKS = re.compile(_TYPE_MARK)
+    return _MARKS
 
 
 def open_transcript(
@@ -290,14 +329,21 @@ def open_transcript(
     line_cap: int = LINE_CAP,
     tail_bytes: int = TAIL_BYTES,
 ) -> Transcript | None:
-    """A Transcript over a regular file, or None if it cannot be read."""
-    f = open_regular(path)
-    if f is None:
+    """A Transcript over a regular file, or None if it cannot be read (see open_regular: one
+    fstat decides, and a file the tail holds whole is read with no buffered reader at all)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
         return None
     try:
-        return Transcript(f, os.fstat(f.fileno()).st_size, head_lines, line_cap, tail_bytes)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return None
+        os.set_blocking(fd, True)
+        return Transcript(fd, st.st_size, head_lines, line_cap, tail_bytes, st.st_mtime_ns)
     except OSError:
-        f.close()
+        os.close(fd)
         return None
 
 

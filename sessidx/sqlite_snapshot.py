@@ -17,13 +17,15 @@ is taken again otherwise. If no consistent copy can be had, the original is open
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Iterator  # sqlite3 loads both modules anyway
+from types import TracebackType
+
+from sessidx.readers import open_regular
+
+# Plain `os` calls, not shutil, tempfile, pathlib and contextlib: those four cost a cold
+# `sessidx build` more than reading Codex's index does (it is their only user there).
 
 COPY_ATTEMPTS = 8  # with back-off, at most about 0.35 s of waiting in all
 COPY_CAP = 512 * 1024 * 1024  # a store larger than this is opened in place (immutable) instead
@@ -41,41 +43,92 @@ def _text(errors: str) -> Callable[[bytes], str]:
     return decode
 
 
-@contextmanager
-def snapshot(path: str | os.PathLike[str], notes: list[str] | None = None,
-             strict: bool = False) -> Iterator[sqlite3.Connection]:
+class snapshot:  # noqa: N801 - used as `with snapshot(db) as conn`, as the function it was
     """A connection to a private, consistent copy of the database (+ its WAL or journal).
 
     strict: damage anywhere (`pragma quick_check`, text that is not UTF-8) is a StoreError, for
     apps whose files can be read instead; otherwise bad text comes back with surrogate escapes.
+    Whatever fails while the connection is used is a StoreError too: damage, never a traceback.
     """
-    db = Path(path)
-    if not db.is_file():
-        raise StoreError(f"{db}: not a file")
-    if notes is None:
-        notes = []
-    with tempfile.TemporaryDirectory(prefix="sessidx-db-") as tmp:
-        conn = _consistent_copy(db, Path(tmp), notes, strict)
-        if conn is None:
-            conn = _open_immutable(db)
-            notes.append(f"{db}: read in place without its WAL or journal (may be stale or hold uncommitted rows)")
-        conn.text_factory = _text("strict" if strict else "surrogateescape")
+
+    def __init__(self, path: str | os.PathLike[str], notes: list[str] | None = None, strict: bool = False) -> None:
+        self.db = os.fspath(path)
+        self.notes = [] if notes is None else notes
+        self.strict = strict
+        self.tmp: str | None = None
+        self.conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        db = self.db
+        if not os.path.isfile(db):
+            raise StoreError(f"{db}: not a file")
+        self.tmp = _private_folder()
         try:
-            if strict:
+            conn = _consistent_copy(db, self.tmp, self.notes, self.strict)
+            if conn is None:
+                conn = _open_immutable(db)
+                self.notes.append(f"{db}: read in place without its WAL or journal "
+                                  "(may be stale or hold uncommitted rows)")
+            self.conn = conn
+            conn.text_factory = _text("strict" if self.strict else "surrogateescape")
+            if self.strict:
                 _quick_check(conn, db)
-            yield conn
-        except StoreError:
+        except BaseException:
+            self._close()
             raise
-        except Exception as exc:  # any failure reading a store is damage, never a traceback
-            raise StoreError(f"{db}: damaged ({type(exc).__name__}: {exc})") from None
-        finally:
-            conn.close()
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._close()
+        if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+            # any failure reading a store is damage, never a traceback
+            raise StoreError(f"{self.db}: damaged ({type(exc).__name__}: {exc})") from None
+
+    def _close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self.tmp is not None:
+            _remove_folder(self.tmp)
+            self.tmp = None
+
+
+def _private_folder() -> str:
+    """A new folder only we can read (0700, a random name), in the first temp folder that takes
+    one: $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, as tempfile looks for them."""
+    candidates = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]
+    failed: OSError | None = None
+    for base in filter(None, candidates):
+        for _ in range(8):
+            folder = os.path.join(base, f"sessidx-db-{os.urandom(8).hex()}")
+            try:
+                os.mkdir(folder, 0o700)
+                return folder
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                failed = exc
+                break
+    raise StoreError(f"no temp folder to copy the store into ({failed})")
+
+
+def _remove_folder(folder: str) -> None:
+    """The private folder and what SQLite left in it (the copy, its WAL and -shm): files only."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+        for name in names:
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 State = tuple[tuple[object, ...] | None, ...]
 
 
-def _state(db: Path) -> State:
+def _state(db: str) -> State:
     """What would change if a writer touched the database or a companion file. Of the WAL only
     its inode, header and size: a commit appends frames to it, which a copy may take or leave
     (SQLite replays the WAL up to its last whole, checksummed commit), and that must not count
@@ -118,26 +171,35 @@ def _held_still(before: State, after: State) -> bool:
     return old[:2] == new[:2] and grew
 
 
-def _copy(source: str, target: Path) -> None:
-    shutil.copyfile(source, target)
+def _copy(source: str, target: str) -> None:
+    """A copy of a regular file (a FIFO or a device put in its place is not read)."""
+    src = open_regular(source)
+    if src is None:
+        raise OSError(f"{source}: not a regular file")
+    with src, open(target, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
 
 
-def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False) -> sqlite3.Connection | None:
+def _consistent_copy(db: str, tmp: str, notes: list[str], strict: bool = False) -> sqlite3.Connection | None:
     before = _state(db)
     size = before[0][1] if before[0] is not None else 0
     if isinstance(size, int) and size > COPY_CAP:
         notes.append(f"{db}: over {COPY_CAP >> 20} MiB, not copied")
         return None
-    copy = tmp / db.name
+    copy = os.path.join(tmp, os.path.basename(db))
     for attempt in range(COPY_ATTEMPTS):
         for suffix in ("", *_COMPANIONS):
-            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+            try:  # noqa: SIM105 - contextlib is what this module no longer loads
+                os.unlink(f"{copy}{suffix}")
+            except FileNotFoundError:
+                pass
         failed = None
         try:
-            _copy(str(db), copy)
+            _copy(db, copy)
             for suffix, st in zip(_COMPANIONS, before[1:], strict=True):
                 if st is not None:
-                    _copy(f"{db}{suffix}", Path(f"{copy}{suffix}"))
+                    _copy(f"{db}{suffix}", f"{copy}{suffix}")
         except OSError as exc:  # a WAL removed by its writer's last close is a change too
             failed = exc
         after = _state(db)
@@ -157,12 +219,15 @@ def _consistent_copy(db: Path, tmp: Path, notes: list[str], strict: bool = False
     return None
 
 
-def _open_copy(copy: Path) -> tuple[sqlite3.Connection | None, str]:
+def _open_copy(copy: str) -> tuple[sqlite3.Connection | None, str]:
     """The copy opened, or None and why. Any exception is damage (a bad schema page raises
     UnicodeDecodeError, not sqlite3.Error)."""
     conn = None
     try:
         conn = sqlite3.connect(copy, timeout=0.5)
+        # The copy is ours and deleted after: closing it checkpoints its WAL into it, and without
+        # this with an fsync (10-50 ms of a cold `sessidx build` over Codex's store).
+        conn.execute("pragma synchronous = off")
         conn.execute("select count(*) from sqlite_master").fetchone()  # replays the WAL / rolls back
         return conn, ""
     except Exception as exc:
@@ -171,10 +236,12 @@ def _open_copy(copy: Path) -> tuple[sqlite3.Connection | None, str]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def _open_immutable(db: Path) -> sqlite3.Connection:
+def _open_immutable(db: str) -> sqlite3.Connection:
+    from pathlib import Path  # only here: the rare store that cannot be copied
+
     conn = None
     try:
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True, timeout=0.5)
+        conn = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro&immutable=1", uri=True, timeout=0.5)
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
     except Exception as exc:
@@ -183,7 +250,7 @@ def _open_immutable(db: Path) -> sqlite3.Connection:
         raise StoreError(f"{db}: cannot be read ({type(exc).__name__}: {exc})") from None
 
 
-def _quick_check(conn: sqlite3.Connection, db: Path) -> None:
+def _quick_check(conn: sqlite3.Connection, db: str) -> None:
     try:
         verdict = conn.execute("pragma quick_check(1)").fetchone()
     except Exception as exc:

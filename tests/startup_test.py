@@ -203,3 +203,16 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatc
             parts = path.relative_to(ROOT).with_suffix("").parts
             tricked.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     assert "sessidx.model" in tricked and tricked - hot == set()
+
+
+def test_a_cold_build_loads_only_what_reading_needs(home):
+    """`sessidx build` over Claude transcripts and Codex's SQLite index: sqlite3 (the store is
+    there) and re (the transcripts' markers), but not what only copies files, makes temp names
+    or parses JSON through the json package: those imports were a third of a cold build."""
+    from homes import CodexThread, write_codex_home
+
+    ClaudeSession(cwd="/w").write(home)
+    write_codex_home(home, [CodexThread(cwd="/w/codex", title="A thread")])
+    loaded = loaded_by("build")  # no cache yet: every source is read
+    assert {"sqlite3", "re"} <= loaded
+    assert loaded & {"shutil", "tempfile", "pathlib", "contextlib", "json", "random", "argparse", "zlib"} == set()

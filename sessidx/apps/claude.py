@@ -26,7 +26,6 @@ from sessidx.readers import (
     Record,
     Transcript,
     is_wrapper,
-    mtime_ms,
     open_transcript,
     read_small_json,
     stamped_files,
@@ -54,10 +53,19 @@ _NO_SIDECAR = (None, None)
 
 
 def escape_cwd(cwd: str) -> str:
-    """Claude's folder name for a cwd, before the 200-character cut."""
-    import re  # here, not on the key-press path
+    """Claude's folder name for a cwd, before the 200-character cut (each worked out once: the
+    sessions of one folder share it)."""
+    escaped = _ESCAPED.get(cwd)
+    if escaped is None:
+        import re  # here, not on the key-press path
 
-    return re.sub(_NON_ALNUM, lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
+        escaped = re.sub(_NON_ALNUM, lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
+        if len(_ESCAPED) < 10_000:
+            _ESCAPED[cwd] = escaped
+    return escaped
+
+
+_ESCAPED: dict[str, str] = {}
 
 
 def names_folder(cwd: str, folder: str) -> bool:
@@ -147,7 +155,7 @@ def _parse(t: Transcript, path: str, folder: str, sidecar: str) -> Session | Non
         or _newest_text(t, "summary", "summary")
         or first_prompt
     )
-    mtime = mtime_ms(path)
+    mtime = t.mtime_ms
     if mtime is None:
         return None
     return Session(

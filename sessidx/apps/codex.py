@@ -29,7 +29,18 @@ from sessidx.apps.base import (
 )
 from sessidx.config import current_env
 from sessidx.model import Session
-from sessidx.readers import Record, files, is_wrapper, mtime_ms, open_transcript, scan, stamp, subdirs, text
+from sessidx.readers import (
+    Record,
+    files,
+    is_wrapper,
+    json_value,
+    mtime_ms,
+    open_transcript,
+    scan,
+    stamp,
+    subdirs,
+    text,
+)
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -56,12 +67,7 @@ def sandbox_name(policy: Any) -> str | None:
     if isinstance(policy, str):
         if policy in SANDBOXES:
             return policy
-        import json
-
-        try:
-            policy = json.loads(policy)
-        except ValueError:
-            return None
+        policy = json_value(policy)  # json's scanner, without the json package (re, enum) in a build
     if not isinstance(policy, dict):
         return None
     kind = policy.get("type")

@@ -1,0 +1,86 @@
+"""The first press ever: rows streamed before the cache is written, and fzf's preview waiting
+for that index instead of building a second one beside it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from homes import ClaudeSession
+
+from sessidx import commands, index
+from sessidx.apps import APPS
+from sessidx.config import current_env
+
+
+def test_the_rows_are_all_out_before_the_cache_is_written(home):
+    sessions = [ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}") for i in range(30)]
+    for s in sessions:
+        s.write(home)
+    env = current_env()
+    lines: list[str] = []
+    seen_at_done: list[tuple[int, bool]] = []
+
+    def rows_done() -> None:
+        path = index.cache_path(env)
+        seen_at_done.append((sum(line.count("\n") + 1 for line in lines[1:]), bool(path and os.path.exists(path))))
+
+    assert commands.picker_stream(env, lines.append, 120, rows_done) == 0
+    assert seen_at_done == [(30, False)]  # every row out, the cache not yet written
+    assert os.path.exists(index.cache_path(env) or "")  # written after
+
+
+@pytest.fixture
+def first_press(home):
+    """A first press in progress: its marker names a live process (a sleeper standing in for
+    the streaming child)."""
+    session = ClaudeSession(cwd=str(home), custom_title="The newest one")
+    session.write(home)
+    env = current_env()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    marker = index.mark_first_press(env)
+    assert marker is not None
+    with open(marker, "w") as f:
+        f.write(str(sleeper.pid))
+    yield env, session, marker, sleeper
+    sleeper.kill()
+    sleeper.wait()
+
+
+def test_the_preview_during_a_first_press_waits_for_its_index(first_press, monkeypatch):
+    env, session, marker, sleeper = first_press
+
+    def finish_first_press() -> None:
+        time.sleep(0.3)
+        index.build(env, APPS.values())  # the first press's cache write
+        os.unlink(marker)
+
+    def no_second_build(*args, **kwargs):
+        raise AssertionError("the preview built the index beside the first press")
+
+    monkeypatch.setattr(commands, "_index", no_second_build)
+    finisher = threading.Thread(target=finish_first_press)
+    finisher.start()
+    out: list[str] = []
+    started = time.monotonic()
+    try:
+        assert commands.preview(env, out.append, f"claude:{session.session_id}", "bash") == 0
+    finally:
+        finisher.join()
+    assert time.monotonic() - started >= 0.3
+    assert "The newest one" in "\n".join(out)
+
+
+def test_a_first_press_that_died_is_not_waited_for(first_press):
+    env, _session, marker, sleeper = first_press
+    sleeper.kill()
+    sleeper.wait()
+    started = time.monotonic()
+    assert index.wait_for_first_press(env) is False
+    assert time.monotonic() - started < 1
+    os.unlink(marker)
+    assert index.wait_for_first_press(env) is False  # no first press at all
