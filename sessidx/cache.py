@@ -73,7 +73,7 @@ def write(path: str | None, data: bytes) -> str | None:
     never tear it); returns what went wrong, or None."""
     if path is None:
         return "no absolute cache folder (HOME and XDG_CACHE_HOME are relative or unset); nothing cached"
-    import tempfile
+    from _thread import get_ident
 
     folder = os.path.dirname(path)
     tmp = None
@@ -81,7 +81,16 @@ def write(path: str | None, data: bytes) -> str | None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         if problem := folder_problem(folder):
             return problem
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
+        # named by this process and thread, not by `tempfile` (which loads random and shutil: a
+        # tenth of a host's refresh when a session there changed); one left by a dead process
+        # of the same pid is replaced
+        name = f"{path}.{os.getpid()}.{get_ident()}.tmp"
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            os.unlink(name)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        tmp = name
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)

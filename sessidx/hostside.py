@@ -1,0 +1,119 @@
+"""On a host: the listing a refresh asks for (`remote.LOADER`'s `--rows [DIGEST]`).
+
+Lean on purpose, because it is most of a refresh: it imports what the listing needs (the
+index and the apps), not `remote` and its `json` (and `re`, `enum`), nor `hashlib` (and
+OpenSSL): the rows' digest is a BLAKE2b of their marshal. `json` is imported only when rows
+go out.
+
+What was sent is kept: each answer's rows are written to `remote/rows/<digest>.marshal` in
+the host's sessidx cache (the newest few are kept), so that the next refresh of a caller that
+holds DIGEST gets only the rows that changed since, and the keys of those gone; a caller whose
+digest is not kept (another machine's, an old one) gets every row.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+KEPT_ANSWERS = 8  # a few callers (machines, homes) may refresh against one host, each its own digest
+
+
+def _digest(data: bytes) -> str:
+    try:
+        from _blake2 import blake2b  # what hashlib's own blake2b is, without OpenSSL
+    except ImportError:  # a python built without it
+        from hashlib import sha256
+
+        return sha256(data).hexdigest()[:32]
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def _answers_dir(env_vars: dict[str, str]) -> str:
+    base = env_vars.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sessidx", "remote", "rows")
+
+
+def _kept(folder: str, digest: str) -> list[tuple[object, ...]] | None:
+    """The rows answered under `digest`, if they are kept here."""
+    if not digest.isalnum() or len(digest) > 64:
+        return None
+    try:
+        with open(os.path.join(folder, digest + ".marshal"), "rb") as f:
+            rows = marshal.loads(f.read())  # (marshal.load of a file reads it in small pieces: 20x slower)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return rows if type(rows) is list else None
+
+
+def _keep(folder: str, digest: str, data: bytes) -> None:
+    """The answer's rows kept under their digest; the oldest beyond KEPT_ANSWERS removed.
+    A cache that cannot be written only means full answers."""
+    path = os.path.join(folder, digest + ".marshal")
+    try:
+        if os.path.exists(path):
+            os.utime(path)  # answered again: among the newest
+            return
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.name.endswith(".marshal")]
+    except OSError:
+        return
+    for _, old in sorted(entries, reverse=True)[KEPT_ANSWERS:]:
+        try:  # noqa: SIM105 - contextlib would load functools and collections
+            os.unlink(old)
+        except OSError:
+            pass
+
+
+def serve_rows(known: list[str]) -> int:
+    """Every session here, archived ones too, in `Session`'s field order (both ends run the
+    same code): one header line (`sessidx-rows MODE DIGEST COUNT`: no JSON to read
+    for a `same`), then nothing when the rows' digest is `known`'s
+    (`same`), the rows that changed and the keys gone when the rows of `known` are kept here
+    (`delta`), else one JSON array of every row. One `json.dumps` of the whole answer: a line
+    per row (`list --json`) cost a host with 2,000 sessions a sixth of a second."""
+    import gc
+
+    gc.disable()  # as cli.main: thousands of small objects, no cycles
+    from operator import attrgetter
+
+    from sessidx.apps import APPS
+    from sessidx.config import current_env
+    from sessidx.index import build
+    from sessidx.model import Session
+
+    env = current_env()
+    index = build(env, APPS.values())  # no demo home: a host with none has none
+    rows = list(map(attrgetter(*Session.__slots__), index.sessions))
+    # the digest of the rows' marshal (a few ms), so that `same` costs no JSON; version 2, whose
+    # bytes depend on the values alone (3 and later mark shared and interned objects, which
+    # differ between rows read from the index's cache and rows just parsed)
+    data = marshal.dumps(rows, 2)
+    digest = _digest(data)
+    same = known == [digest]
+    folder = _answers_dir(env.vars)
+    base = None if same or not known else _kept(folder, known[0])
+    mode = "same" if same else "delta" if base is not None else "full"
+    head = b"sessidx-rows %s %s %d\n" % (mode.encode(), digest.encode(), len(rows))
+    body = b""
+    if base is not None:
+        import json
+
+        before = {(r[0], r[1]): r for r in base if type(r) is tuple and len(r) > 1}
+        changed = [r for r in rows if before.pop((r[0], r[1]), None) != r]
+        body = json.dumps({"gone": list(before), "rows": changed}, separators=(",", ":")).encode() + b"\n"
+    elif not same:
+        import json
+
+        body = json.dumps(rows, separators=(",", ":")).encode() + b"\n"
+    sys.stdout.buffer.write(head + body)
+    sys.stdout.flush()
+    _keep(folder, digest, data)  # after the answer is out: the caller does not wait for it
+    return 0
