@@ -448,50 +448,110 @@ class Call:
     now; `reply()` waits for it. Detached from the terminal (a session of its own) unless
     `detach` is False: a content keystroke's calls stay in its process group, so that fzf,
     killing the keystroke's feed when the next key comes, kills them too (BatchMode already
-    keeps ssh from asking anything). A small `stdin` (the loader) is written at once, so the
-    caller may do its own work while the host does its part."""
+    keeps ssh from asking anything). ssh is started by `os.posix_spawnp`, not `subprocess`
+    (which loads signal, selectors, locale and with them re and enum: on a refresh's path to
+    the host, before a word is sent); its pipes are read with `select.poll`."""
 
     def __init__(self, env: Env, host: Host, remote_command: str, stdin: bytes, wait: float,
                  detach: bool = True) -> None:
-        import subprocess
         import time
 
         self.wait = wait
         self.deadline = time.monotonic() + wait
-        self.stdin: bytes | None = stdin
+        self.stdin = stdin
         self.failed: Reply | None = None
+        self.pid = 0
+        self.fds: list[int] = []
         argv = background_argv(env, host, remote_command, wait)
+        pipes = [os.pipe() for _ in range(3)]  # not inherited (PEP 446): only the dup2'd ends reach ssh
+        child = [pipes[0][0], pipes[1][1], pipes[2][1]]
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         start_new_session=detach)
-        except OSError as exc:
-            self.failed = Reply(255, b"", f"cannot run {argv[0]}: {exc.strerror or exc}")
+            from _signal import SIGPIPE, SIGXFSZ  # type: ignore[import-not-found]  # defaults in ssh, as subprocess
+
+            self.pid = os.posix_spawnp(argv[0], argv, os.environ, setsid=detach, setsigdef=(SIGPIPE, SIGXFSZ),
+                                       file_actions=[(os.POSIX_SPAWN_DUP2, fd, i) for i, fd in enumerate(child)])
+        except (OSError, NotImplementedError) as exc:  # (no setsid in this libc's posix_spawn)
+            self.failed = Reply(255, b"", f"cannot run {argv[0]}: {getattr(exc, 'strerror', None) or exc}")
+        finally:
+            for fd in child:
+                os.close(fd)
+        self.fds = [pipes[0][1], pipes[1][0], pipes[2][0]]
+        if self.failed is not None:
+            self._close()
             return
-        if len(stdin) <= 16384 and self.proc.stdin is not None:  # within a pipe's buffer: never blocks
-            try:
-                self.proc.stdin.write(stdin)
-                self.proc.stdin.close()
-            except OSError:  # ssh gone already: its exit code says why
-                pass
-            self.proc.stdin = None
-            self.stdin = None
+        if len(stdin) <= 16384:  # within a pipe's buffer: written now, never blocks
+            self._write_stdin()
+
+    def _write_stdin(self) -> None:
+        fd = self.fds[0]
+        try:
+            while self.stdin:
+                self.stdin = self.stdin[os.write(fd, self.stdin):]
+        except OSError:  # ssh gone already: its exit code says why
+            self.stdin = b""
+        if not self.stdin:
+            os.close(fd)
+            self.fds[0] = -1
+
+    def _close(self) -> None:
+        for fd in self.fds:
+            if fd >= 0:
+                os.close(fd)
+        self.fds = [-1, -1, -1]
 
     def reply(self) -> Reply:
-        import subprocess
+        import select
         import time
 
         if self.failed is not None:
             return self.failed
-        proc = self.proc
+        stdin_fd, out_fd, err_fd = self.fds
+        if stdin_fd >= 0:
+            os.set_blocking(stdin_fd, False)
+        chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+        sizes = {out_fd: 0, err_fd: 0}
+        poller = select.poll()
+        for fd in (out_fd, err_fd):
+            poller.register(fd, select.POLLIN)
+        if stdin_fd >= 0:
+            poller.register(stdin_fd, select.POLLOUT)
+        open_fds = {out_fd, err_fd}
         try:
-            out, err = proc.communicate(self.stdin, timeout=max(0.0, self.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            return Reply(None, b"", "")
-        if len(out) > OUTPUT_CAP:
+            while open_fds:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    from _signal import SIGKILL
+
+                    os.kill(self.pid, SIGKILL)
+                    os.waitpid(self.pid, 0)
+                    return Reply(None, b"", "")
+                for fd, _ in poller.poll(left * 1000):
+                    if fd == self.fds[0]:
+                        try:
+                            self.stdin = self.stdin[os.write(fd, self.stdin[:65536]):]
+                        except BlockingIOError:
+                            continue
+                        except OSError:
+                            self.stdin = b""
+                        if not self.stdin:
+                            poller.unregister(fd)
+                            os.close(fd)
+                            self.fds[0] = -1
+                        continue
+                    data = os.read(fd, 1 << 20)
+                    if not data:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+                    elif sizes[fd] <= OUTPUT_CAP:  # past the cap: read on (ssh must not block), kept no more
+                        chunks[fd].append(data)
+                        sizes[fd] += len(data)
+            code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        finally:
+            self._close()
+        if sizes[out_fd] > OUTPUT_CAP:
             return Reply(255, b"", f"sent more than {OUTPUT_CAP >> 20} MiB")
-        return Reply(proc.returncode, out, err[-4096:].decode("utf-8", "replace"))
+        err = b"".join(chunks[err_fd])
+        return Reply(code, b"".join(chunks[out_fd]), err[-4096:].decode("utf-8", "replace"))
 
 
 def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float, detach: bool = True) -> Reply:
