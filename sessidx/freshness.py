@@ -14,8 +14,10 @@ What cannot be told from a stat makes a record that is never trusted: a `sources
 writes, removes or renames anything, opens a database through SQLite (which opens files
 behind Python's back), or looks at a path relative to a folder it did not open itself. The
 check then always fails, which costs speed (today's full path runs), never a missed change.
-A file rewritten in place within one mtime tick at its old size is missed, as the index's
-own stamps miss it.
+A folder whose mtime was recent when it was looked at (within RACY_NS: an entry added in the
+same tick of the file system's clock leaves the mtime as it was) has its entry names kept
+too, and compared. A file rewritten in place within one tick at its old size is missed, as
+the index's own stamps miss it.
 
 A key-press module: builtins and `os`, `sys`, `marshal` only (see cli.py).
 """
@@ -23,9 +25,11 @@ A key-press module: builtins and `os`, `sys`, `marshal` only (see cli.py).
 from __future__ import annotations
 
 import builtins
+import io
 import marshal
 import os
 import sys
+import time
 
 from sessidx import __version__
 
@@ -37,6 +41,10 @@ if TYPE_CHECKING:
     from sessidx.config import Env
 
 VERSION = f"1/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
+# Coarser than any local file system's timestamps (FAT's are 2 s), and than a file system
+# clock's lag behind time.time_ns().
+RACY_NS = 3_000_000_000
+_DIR = 0o040000
 
 def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int] | None:
     """What a look at `path` saw: (mode, inode, size, mtime_ns), None for any error."""
@@ -66,6 +74,8 @@ class Watch:
         self.vars: dict[str, str | None] = {}
         self.untrusted = ""  # why the record must not be used
         self.fds: dict[int, str] = {}  # folders opened, for a scandir of the fd
+        self.names: dict[str, list[str]] = {}  # folders changed lately -> their entries
+        self.started = time.time_ns()
         self._before: Watch | None = None
 
     def __enter__(self) -> Watch:
@@ -90,6 +100,12 @@ class Watch:
         outcome = _seen(key, follow)
         if self.seen.setdefault((key, follow), outcome) != outcome:
             self.distrust(f"{key} changed while it was listed")
+        elif outcome is not None and outcome[0] & 0o170000 == _DIR and outcome[3] > self.started - RACY_NS \
+                and key not in self.names:
+            try:  # taken before the app's own scan: an entry it sees and this does not is a change
+                self.names[key] = sorted(_REAL["listdir"](key))
+            except OSError:
+                self.distrust(f"{key} cannot be listed")
 
     def distrust(self, why: str) -> None:
         self.untrusted = self.untrusted or why
@@ -101,7 +117,8 @@ class Watch:
         keys = sorted(self.seen)
         return marshal.dumps((VERSION, self.env.home, sorted(self.vars.items()),
                               [k[0] for k in keys if k[1]], [self.seen[k] for k in keys if k[1]],
-                              [k[0] for k in keys if not k[1]], [self.seen[k] for k in keys if not k[1]]))
+                              [k[0] for k in keys if not k[1]], [self.seen[k] for k in keys if not k[1]],
+                              sorted(self.names.items())))
 
 
 _WATCH: Watch | None = None
@@ -127,17 +144,26 @@ def fresh(record: bytes | None, env: Env) -> bool:
     if not record:
         return False
     try:
-        version, home, env_vars, follow, follow_seen, nofollow, nofollow_seen = marshal.loads(record)
+        version, home, env_vars, follow, follow_seen, nofollow, nofollow_seen, names = marshal.loads(record)
     except (ValueError, EOFError, TypeError):
         return False
     if version != VERSION or home != env.home or type(env_vars) is not list:
         return False
     if any(type(item) is not tuple or len(item) != 2 or env.vars.get(item[0]) != item[1] for item in env_vars):
         return False
-    if type(follow) is not list or type(nofollow) is not list:
+    if type(follow) is not list or type(nofollow) is not list or type(names) is not list:
         return False
     return bool(list(map(_seen, follow)) == follow_seen
-                and [_seen(path, False) for path in nofollow] == nofollow_seen)
+                and [_seen(path, False) for path in nofollow] == nofollow_seen
+                and all(_names(item) for item in names))
+
+
+def _names(item: Any) -> bool:
+    """Whether a folder that had changed lately when recorded holds the same entries."""
+    try:
+        return type(item) is tuple and sorted(os.listdir(item[0])) == item[1]
+    except (OSError, ValueError, TypeError, IndexError):
+        return False
 
 
 class _ReadVars(dict[str, str]):
@@ -212,7 +238,7 @@ def _patch(watch: Watch) -> None:
         stat, lstat, scandir, listdir, open_, readlink)
     for name in _CHANGES:
         setattr(os, name, changing(name))
-    builtins.open = builtin_open
+    builtins.open = io.open = builtin_open  # pathlib opens with io.open
     for module in ("sqlite3", "_sqlite3"):  # opens files behind Python's back
         if (loaded := sys.modules.get(module)) is not None:
             _REAL.setdefault(f"{module}.connect", loaded.connect)
@@ -229,7 +255,7 @@ def _refuse_connect(watch: Watch, connect: Callable[..., Any]) -> Callable[..., 
 def _unpatch() -> None:
     for name, real in _REAL.items():
         if name == "builtins.open":
-            builtins.open = real
+            builtins.open = io.open = real
         elif "." in name:
             module = sys.modules.get(name.split(".")[0])
             if module is not None:
