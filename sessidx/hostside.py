@@ -9,6 +9,13 @@ What was sent is kept: each answer's rows are written to `remote/rows/<digest>.m
 the host's sessidx cache (the newest few are kept), so that the next refresh of a caller that
 holds DIGEST gets only the rows that changed since, and the keys of those gone; a caller whose
 digest is not kept (another machine's, an old one) gets every row.
+
+A host where nothing changes answers `same` without building the listing: once SETTLED
+builds in a row found nothing changed, the next runs under a `freshness.Watch`, and its record
+(every file and folder the apps' `sources()` looked at), the index cache's stamp and the
+answer's digest are kept in `remote/rows/fresh.marshal`; a caller holding that digest, while
+the record holds (one bulk stat) and the index cache is as it was, is answered from them: no
+app module, no rows, no digest made.
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+
+TYPE_CHECKING = False  # see model.Fields
+if TYPE_CHECKING:
+    from sessidx.config import Env
 
 KEPT_ANSWERS = 8  # a few callers (machines, homes) may refresh against one host, each its own digest
 
@@ -62,7 +73,8 @@ def _keep(folder: str, digest: str, data: bytes) -> None:
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
             f.write(data)
         os.replace(tmp, path)
-        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.name.endswith(".marshal")]
+        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder)
+                   if e.name.endswith(".marshal") and e.name != FRESH]
     except OSError:
         return
     for _, old in sorted(entries, reverse=True)[KEPT_ANSWERS:]:
@@ -72,25 +84,102 @@ def _keep(folder: str, digest: str, data: bytes) -> None:
             pass
 
 
+FRESH = "fresh.marshal"  # in the answers' folder: (code, digest, count, settled, index stamp, record)
+SETTLED = 2  # builds in a row that found nothing changed before one is watched (a Watch costs more than a build)
+
+
+def _code() -> str:
+    """This code's version: the name of the folder the loader unpacked it in."""
+    return os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _stamp(path: str | None) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if st else None
+
+
+class _Last:
+    """What the last build here answered, and whether its record (freshness.Watch) stands."""
+
+    def __init__(self, folder: str) -> None:
+        self.path = os.path.join(folder, FRESH)
+        self.digest: str | None = None
+        self.count = self.settled = 0
+        self.stamp: object = None
+        self.record: bytes | None = None
+        try:
+            with open(self.path, "rb") as f:
+                code, digest, count, settled, stamp, record = marshal.loads(f.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            return
+        if code == _code() and type(digest) is str and type(count) is int and type(settled) is int:
+            self.digest, self.count, self.settled, self.stamp = digest, count, settled, stamp
+            self.record = record if type(record) is bytes else None
+
+    def still(self, env: Env, known: list[str]) -> bool:
+        """Whether nothing changed here since `known`'s rows were answered: the index cache as
+        it was and every file and folder the listing looked at (one bulk stat)."""
+        if self.record is None or known != [self.digest]:
+            return False
+        from sessidx.index import cache_path
+
+        if self.stamp is None or _stamp(cache_path(env)) != self.stamp:
+            return False
+        from sessidx.freshness import fresh
+
+        return fresh(self.record, env)
+
+    def save(self, env: Env, digest: str, count: int, settled: int, record: bytes | None) -> None:
+        from sessidx.index import cache_path
+
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                f.write(marshal.dumps((_code(), digest, count, settled, _stamp(cache_path(env)), record)))
+            os.replace(tmp, self.path)
+        except OSError:  # only means builds
+            pass
+
+
 def serve_rows(known: list[str]) -> int:
     """Every session here, archived ones too, in `Session`'s field order (both ends run the
-    same code): one header line (`sessidx-rows MODE DIGEST COUNT`: no JSON to read
-    for a `same`), then nothing when the rows' digest is `known`'s
-    (`same`), the rows that changed and the keys gone when the rows of `known` are kept here
-    (`delta`), else one JSON array of every row. One `json.dumps` of the whole answer: a line
-    per row (`list --json`) cost a host with 2,000 sessions a sixth of a second."""
+    same code): one header line (`sessidx-rows MODE DIGEST COUNT`: no JSON to read for a
+    `same`), then nothing when the rows' digest is `known`'s (`same`), the rows that changed
+    and the keys gone when the rows of `known` are kept here (`delta`), else one JSON array of
+    every row. One `json.dumps` of the whole answer: a line per row (`list --json`) cost a
+    host with 2,000 sessions a sixth of a second.
+
+    A build is watched (its record kept for `_Last.still`) only once SETTLED builds in a row
+    found nothing changed for this caller: recording what the listing looks at costs more than
+    the listing, which is worth it on a quiet host, not on one whose sessions are moving on."""
     import gc
 
     gc.disable()  # as cli.main: thousands of small objects, no cycles
+    from sessidx.config import current_env
+
+    env = current_env()
+    folder = _answers_dir(env.vars)
+    last = _Last(folder)
+    if known and last.still(env, known):
+        sys.stdout.buffer.write(b"sessidx-rows same %s %d\n" % (known[0].encode(), last.count))
+        return 0
     from operator import attrgetter
 
     from sessidx.apps import APPS
-    from sessidx.config import current_env
+    from sessidx.freshness import Watch
     from sessidx.index import build
     from sessidx.model import Session
 
-    env = current_env()
-    index = build(env, APPS.values())  # no demo home: a host with none has none
+    watch = Watch(env) if known == [last.digest] and last.settled >= SETTLED else None
+    if watch is not None:
+        with watch:  # what the listing looks at, so that the next calls may skip it
+            index = build(env, APPS.values())  # no demo home: a host with none has none
+    else:
+        index = build(env, APPS.values())
     rows = list(map(attrgetter(*Session.__slots__), index.sessions))
     # the digest of the rows' marshal (a few ms), so that `same` costs no JSON; version 2, whose
     # bytes depend on the values alone (3 and later mark shared and interned objects, which
@@ -98,7 +187,6 @@ def serve_rows(known: list[str]) -> int:
     data = marshal.dumps(rows, 2)
     digest = _digest(data)
     same = known == [digest]
-    folder = _answers_dir(env.vars)
     base = None if same or not known else _kept(folder, known[0])
     mode = "same" if same else "delta" if base is not None else "full"
     head = b"sessidx-rows %s %s %d\n" % (mode.encode(), digest.encode(), len(rows))
@@ -116,4 +204,6 @@ def serve_rows(known: list[str]) -> int:
     sys.stdout.buffer.write(head + body)
     sys.stdout.flush()
     _keep(folder, digest, data)  # after the answer is out: the caller does not wait for it
+    settled = last.settled + 1 if same and last.digest == digest else 0
+    last.save(env, digest, len(rows), settled, watch.record() if watch is not None else None)
     return 0

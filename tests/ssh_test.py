@@ -139,6 +139,36 @@ def test_a_refresh_after_a_change_gets_only_what_changed_and_ends_as_a_full_list
     assert [tuple(s) for s in full.sessions] == [tuple(s) for s in cached] and full.digest == heard.digest
 
 
+def test_a_quiet_host_answers_same_without_listing_and_still_sees_a_change(client, tmp_path, monkeypatch):
+    import marshal
+
+    from sessidx import remote
+    from sessidx.config import current_env
+    from sessidx.hostside import SETTLED
+    from sessidx.hosts import host_named
+
+    alpha = make_host(client, tmp_path, "alpha")
+    sessions = [ClaudeSession(cwd=f"/srv/{n}", prompt=n, mtime=time.time() - 100 - i) for i, n in enumerate("abc")]
+    for s in sessions:
+        s.write(alpha.home)
+    for _ in range(SETTLED + 2):  # nothing changes: after SETTLED builds, one is watched; then none is needed
+        heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
+        assert heard.note is None and len(heard.sessions) == 3
+    kept = alpha.cache / "sessidx" / "remote" / "rows" / "fresh.marshal"
+    code, digest, count, settled, stamp, record = marshal.loads(kept.read_bytes())
+    assert digest == heard.digest and count == 3 and type(record) is bytes
+    # the answer comes from what was kept (a count no build would make), not from a listing
+    kept.write_bytes(marshal.dumps((code, digest, 7, settled, stamp, record)))
+    host = host_named(current_env(), "alpha")
+    reply, note = remote._ask_rows(current_env(), host, 20, digest)
+    assert note is None and reply.out == f"sessidx-rows same {digest} 7\n".encode()
+    ClaudeSession(cwd="/srv/a", prompt="a", session_id=sessions[0].session_id, turns=2).write(alpha.home)
+    reply, note = remote._ask_rows(current_env(), host, 20, digest)
+    assert reply.out.startswith(b"sessidx-rows delta ") and reply.out.split(b"\n")[0].endswith(b" 3")
+    heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
+    assert heard.note is None and ("/srv/a", "a (turn 2)") in [(s.cwd, s.title) for s in heard.sessions]
+
+
 def test_a_hostile_delta_is_checked_as_every_row_and_means_a_full_listing_next(tmp_path):
     from sessidx import remote
     from sessidx.hosts import Heard, Host, Reply
