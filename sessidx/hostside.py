@@ -74,10 +74,15 @@ def _keep(folder: str, digest: str, data: bytes) -> None:
             f.write(data)
         os.replace(tmp, path)
         entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder)
-                   if e.name.endswith(".marshal") and e.name != FRESH]
+                   if (e.name.endswith(".marshal") and e.name != FRESH) or e.name.endswith(".tmp")]
     except OSError:
         return
-    for _, old in sorted(entries, reverse=True)[KEPT_ANSWERS:]:
+    answers = sorted((entry for entry in entries if entry[1].endswith(".marshal")), reverse=True)
+    import time
+
+    minute_ago = time.time_ns() - 60 * 10**9
+    stale = [entry for entry in entries if entry[1].endswith(".tmp") and entry[0] < minute_ago]  # a killed call's
+    for _, old in answers[KEPT_ANSWERS:] + stale:
         try:  # noqa: SIM105 - contextlib would load functools and collections
             os.unlink(old)
         except OSError:

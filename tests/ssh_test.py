@@ -144,8 +144,8 @@ def test_a_quiet_host_answers_same_without_listing_and_still_sees_a_change(clien
 
     from sessidx import remote
     from sessidx.config import current_env
-    from sessidx.hostside import SETTLED
     from sessidx.hosts import host_named
+    from sessidx.hostside import SETTLED
 
     alpha = make_host(client, tmp_path, "alpha")
     sessions = [ClaudeSession(cwd=f"/srv/{n}", prompt=n, mtime=time.time() - 100 - i) for i, n in enumerate("abc")]
