@@ -24,9 +24,7 @@ import marshal
 import os
 import sys
 
-TYPE_CHECKING = False  # see model.Fields
-if TYPE_CHECKING:
-    from sessidx.config import Env
+from sessidx.config import Env, current_env  # (light: a listing needs it anyway)
 
 KEPT_ANSWERS = 8  # a few callers (machines, homes) may refresh against one host, each its own digest
 
@@ -164,8 +162,6 @@ def serve_rows(known: list[str]) -> int:
     import gc
 
     gc.disable()  # as cli.main: thousands of small objects, no cycles
-    from sessidx.config import current_env
-
     env = current_env()
     folder = _answers_dir(env.vars)
     last = _Last(folder)
