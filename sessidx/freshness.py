@@ -30,6 +30,7 @@ import marshal
 import os
 import sys
 import time
+from operator import attrgetter
 
 from sessidx import __version__
 
@@ -45,6 +46,7 @@ VERSION = f"1/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
 # clock's lag behind time.time_ns().
 RACY_NS = 3_000_000_000
 _DIR = 0o040000
+_STAMP = attrgetter("st_mode", "st_ino", "st_size", "st_mtime_ns")
 
 def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int] | None:
     """What a look at `path` saw: (mode, inode, size, mtime_ns), None for any error."""
@@ -52,7 +54,8 @@ def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int] | None:
         st = _REAL["stat"](path, follow_symlinks=follow)
     except (OSError, ValueError, TypeError):
         return None
-    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns)
+    stamp: tuple[int, int, int, int] = _STAMP(st)
+    return stamp
 
 
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -111,14 +114,32 @@ class Watch:
         self.untrusted = self.untrusted or why
 
     def record(self) -> bytes | None:
-        """What was looked at, for `fresh`; None when the record could not vouch for it."""
+        """What was looked at, for `fresh`; None when the record could not vouch for it. Paths
+        seen are kept as one string each way (stat and lstat; loading 10,000 strings costs
+        more than their stats), with a digest of what they showed: tuple hashing of ints is a
+        chain of one-to-one steps, so any one stamp that differs changes it, and several at
+        once collide with odds of 2**-64. Paths that were not there are kept apart."""
         if self.untrusted or not self.seen:
             return None
-        keys = sorted(self.seen)
-        return marshal.dumps((VERSION, self.env.home, sorted(self.vars.items()),
-                              [k[0] for k in keys if k[1]], [self.seen[k] for k in keys if k[1]],
-                              [k[0] for k in keys if not k[1]], [self.seen[k] for k in keys if not k[1]],
+        present: list[tuple[bool, str, int]] = []
+        absent: list[tuple[bool, str]] = []
+        for follow in (True, False):
+            looked = sorted(path for path, way in self.seen if way is follow)
+            there = [path for path in looked if self.seen[path, follow] is not None]
+            present.append((follow, "\0".join(there), hash(tuple(self.seen[path, follow] for path in there))))
+            absent.append((follow, "\0".join(path for path in looked if self.seen[path, follow] is None)))
+        return marshal.dumps((VERSION, self.env.home, sorted(self.vars.items()), present, absent,
                               sorted(self.names.items())))
+
+
+def looked_at(record: bytes) -> list[tuple[str, bool]]:
+    """Every (path, links followed) a record holds, there or not."""
+    _, _, _, present, absent, _ = marshal.loads(record)
+    return [(path, follow) for follow, joined, *_ in present + absent for path in _split(joined)]
+
+
+def _split(joined: str) -> list[str]:
+    return joined.split("\0") if joined else []
 
 
 _WATCH: Watch | None = None
@@ -144,18 +165,19 @@ def fresh(record: bytes | None, env: Env) -> bool:
     if not record:
         return False
     try:
-        version, home, env_vars, follow, follow_seen, nofollow, nofollow_seen, names = marshal.loads(record)
-    except (ValueError, EOFError, TypeError):
+        version, home, env_vars, present, absent, names = marshal.loads(record)
+        if version != VERSION or home != env.home:
+            return False
+        if any(env.vars.get(name) != value for name, value in env_vars):
+            return False
+        for follow, joined, digest in present:
+            stats = list(map(os.stat if follow else os.lstat, _split(joined)))
+            if hash(tuple(map(_STAMP, stats))) != digest:
+                return False
+        return all(_seen(path, follow) is None for follow, joined in absent for path in _split(joined)) \
+            and all(_names(item) for item in names)
+    except (OSError, ValueError, EOFError, TypeError):  # a path gone, or a damaged record
         return False
-    if version != VERSION or home != env.home or type(env_vars) is not list:
-        return False
-    if any(type(item) is not tuple or len(item) != 2 or env.vars.get(item[0]) != item[1] for item in env_vars):
-        return False
-    if type(follow) is not list or type(nofollow) is not list or type(names) is not list:
-        return False
-    return bool(list(map(_seen, follow)) == follow_seen
-                and [_seen(path, False) for path in nofollow] == nofollow_seen
-                and all(_names(item) for item in names))
 
 
 def _names(item: Any) -> bool:

@@ -65,10 +65,15 @@ def _lax(what: str) -> bool:
             return "a folder" if is_dir else outcome
         raise AssertionError(what)
 
-    parts = marshal.loads(_record())
-    return all(view(freshness._seen(path, follow)) == view(outcome)
-               for paths, outcomes, follow in ((parts[3], parts[4], True), (parts[5], parts[6], False))
-               for path, outcome in zip(paths, outcomes, strict=True))
+    return all(view(freshness._seen(path, follow)) == view(outcome) for (path, follow), outcome in _BEFORE.items())
+
+
+_BEFORE: dict[tuple[str, bool], object] = {}  # what each path the record holds showed when it was kept
+
+
+def _snapshot() -> None:
+    _BEFORE.clear()
+    _BEFORE.update({key: freshness._seen(*key) for key in freshness.looked_at(_record())})
 
 
 @pytest.fixture
@@ -80,6 +85,7 @@ def made(home: Path) -> dict[str, Path]:
     _age(home)
     _refresh()
     assert _kept("flaky") == _full("flaky") and "checkout" in (_kept("flaky") or "")
+    _snapshot()
     return paths
 
 
@@ -128,6 +134,7 @@ def test_a_changed_database(home, made, monkeypatch):
         _age(home)
         _refresh()
         assert _kept("dark")
+        _snapshot()
         db.execute("update threads set title = 'Add a light mode toggle', first_user_message = 'light'")
         db.commit()
         assert _lax("folders only")
@@ -155,7 +162,7 @@ def test_a_changed_home_variable(home, made, monkeypatch, tmp_path):
 
 def _without_variables(record: bytes) -> bytes:
     parts = list(marshal.loads(record))
-    parts[2] = []
+    parts[2] = []  # what the apps read of the environment
     return marshal.dumps(tuple(parts))
 
 
@@ -171,7 +178,7 @@ def test_a_recent_folder_keeps_its_entries(home, monkeypatch):
     file system's clock leaves its mtime as it was, so its names are compared too."""
     ClaudeSession(cwd="/w/shop", prompt="Fix the flaky checkout test").write(home)
     _refresh()  # written just now: racy
-    names = marshal.loads(_record())[7]
+    names = marshal.loads(_record())[5]
     assert any(path.endswith("-w-shop") for path, _ in names)
     folder = next(Path(path) for path, _ in names if path.endswith("-w-shop"))
     stamp = folder.stat()
