@@ -250,3 +250,24 @@ def test_a_big_home_is_answered_byte_for_byte(home, monkeypatch):
     _refresh()
     for query in ("fix", "session", "step", "codex thread", "nothing says this"):
         assert _kept(query) is not None and _kept(query) == _full(query), query
+
+
+@pytest.mark.parametrize("argv", [
+    ["fix"], ["--limit", "10", "fix"], ["--json", "fix", "login"], ["fix", "--limit", "3", "--json"],
+    ["--json", "--limit", "7", "--", "-v", "--app", "x"], ["--", "fix"], ['"a phrase"', "word"]])
+def test_the_plain_search_reads_its_words_as_argparse_does(argv):
+    from sessidx.argv import parser
+    from sessidx.cli import Args, _plain_search
+
+    plain = _plain_search(argv)
+    full = parser(["search", *argv]).parse_args(["search", *argv], namespace=Args())
+    assert plain is not None
+    assert (plain.query, plain.json, plain.limit, plain.app) == (full.query, full.json, full.limit, full.app)
+
+
+@pytest.mark.parametrize("argv", [["--app", "codex", "fix"], ["-v", "fix"], ["--limit", "0", "fix"], ["--limit"],
+                                  ["--since", "3d", "fix"], ["--host", "box", "fix"], ["--lim", "3", "fix"], []])
+def test_anything_else_goes_to_argparse(argv):
+    from sessidx.cli import _plain_search
+
+    assert _plain_search(argv) is None
