@@ -128,7 +128,9 @@ class Watch:
             there = [path for path in looked if self.seen[path, follow] is not None]
             present.append((follow, "\0".join(there), hash(tuple(self.seen[path, follow] for path in there))))
             absent.append((follow, "\0".join(path for path in looked if self.seen[path, follow] is None)))
-        return marshal.dumps((VERSION, self.env.home, sorted(self.vars.items()), present, absent,
+        # HOME too: os.path.expanduser reads it, for a `~` in an app's override variable
+        env_vars = {**self.vars, "HOME": self.env.vars.get("HOME")}
+        return marshal.dumps((VERSION, self.env.home, sorted(env_vars.items()), present, absent,
                               sorted(self.names.items())))
 
 

@@ -271,3 +271,21 @@ def test_anything_else_goes_to_argparse(argv):
     from sessidx.cli import _plain_search
 
     assert _plain_search(argv) is None
+
+
+def test_home_is_checked_for_a_tilde_in_an_override(home, made, monkeypatch, tmp_path):
+    """`CODEX_HOME=~/codex` means another folder once HOME changes (os.path.expanduser reads it)."""
+    for name in ("h1", "h2"):
+        write_codex_home(tmp_path / name, [CodexThread(cwd="/w/shop", title=f"Toggle of {name}")])
+        (tmp_path / name / ".codex").rename(tmp_path / name / "codex")
+        _age(tmp_path / name)
+    monkeypatch.setenv("HOME", str(tmp_path / "h1"))
+    monkeypatch.setenv("CODEX_HOME", "~/codex")
+    _refresh()
+    record = _record()
+    assert freshness.fresh(record, current_env())
+    monkeypatch.setenv("HOME", str(tmp_path / "h2"))
+    assert not freshness.fresh(record, current_env())
+    parts = list(marshal.loads(record))
+    parts[2] = [item for item in parts[2] if item[0] != "HOME"]
+    assert freshness.fresh(marshal.dumps(tuple(parts)), current_env())  # the paths alone would not tell
