@@ -67,6 +67,9 @@ _REAL["builtins.open"] = builtins.open
 _CHANGES = ("mkdir", "rmdir", "unlink", "remove", "rename", "replace", "utime", "chmod", "symlink", "link", "truncate")
 
 
+_UNSEEN = object()
+
+
 class Watch:
     """What the listings run inside `watched` looked at. Use `with Watch(env) as watch:` around
     the build; `record()` then gives what `fresh` checks (None when it cannot be trusted)."""
@@ -90,17 +93,22 @@ class Watch:
         global _WATCH
         _WATCH = self._before
 
-    def look(self, path: Any, follow: bool = True) -> None:
-        if isinstance(path, int):
+    def look(self, path: Any, follow: bool = True, found: Any = _UNSEEN) -> None:
+        """Note what `path` shows now, or `found`: the stat result (None: an error) of the very
+        call the app made."""
+        if type(path) is str:
+            key = path
+        elif isinstance(path, int):
             return  # an fd: of a file or folder whose open was looked at
-        try:
-            key = os.fsdecode(os.fspath(path))
-        except (TypeError, ValueError):
-            return  # the call itself fails the same way
-        if not os.path.isabs(key):
+        else:
+            try:
+                key = os.fsdecode(os.fspath(path))
+            except (TypeError, ValueError):
+                return  # the call itself fails the same way
+        if not key.startswith("/"):
             self.distrust(f"{key} is relative: another folder may be meant next time")
             return
-        outcome = _seen(key, follow)
+        outcome = _seen(key, follow) if found is _UNSEEN else None if found is None else _STAMP(found)
         if self.seen.setdefault((key, follow), outcome) != outcome:
             self.distrust(f"{key} changed while it was listed")
         elif outcome is not None and outcome[0] & 0o170000 == _DIR and outcome[3] > self.started - RACY_NS \
@@ -217,8 +225,13 @@ def _patch(watch: Watch) -> None:
     def stat(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
         if dir_fd is not None:
             watch.distrust("a stat relative to a folder")
-        watch.look(path, follow_symlinks)
-        return real["stat"](path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        try:
+            st = real["stat"](path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        except OSError:
+            watch.look(path, follow_symlinks, None)
+            raise
+        watch.look(path, follow_symlinks, st)
+        return st
 
     def lstat(path: Any, *, dir_fd: Any = None) -> Any:
         return stat(path, dir_fd=dir_fd, follow_symlinks=False)
@@ -234,8 +247,13 @@ def _patch(watch: Watch) -> None:
     def open_(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
         if dir_fd is not None or flags & _WRITES:
             watch.distrust(f"{path!r} opened to write, or relative to a folder")
-        watch.look(path, not flags & getattr(os, "O_NOFOLLOW", 0))
-        fd: int = real["open"](path, flags, mode, dir_fd=dir_fd)
+        follow = not flags & getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd: int = real["open"](path, flags, mode, dir_fd=dir_fd)
+        except OSError:
+            watch.look(path, follow, None)
+            raise
+        watch.look(path, follow, os.fstat(fd))  # the very file opened
         if not isinstance(path, int):
             watch.fds[fd] = os.fsdecode(path)
         return fd
@@ -243,8 +261,13 @@ def _patch(watch: Watch) -> None:
     def builtin_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         if any(c in mode for c in "wax+"):
             watch.distrust(f"{file!r} opened to write")
-        watch.look(file)
-        return real["builtins.open"](file, mode, *args, **kwargs)
+        try:
+            f = real["builtins.open"](file, mode, *args, **kwargs)
+        except OSError:
+            watch.look(file, True, None)
+            raise
+        watch.look(file, True, os.fstat(f.fileno()))
+        return f
 
     def readlink(path: Any, *, dir_fd: Any = None) -> Any:
         if dir_fd is not None:
@@ -332,23 +355,29 @@ class _Entries:
 class _Entry:
     """An os.DirEntry whose stat, and whose type when it is a link followed, is looked at."""
 
+    __slots__ = ("entry", "folder", "watch", "name", "path")
+
     def __init__(self, entry: Any, folder: str | None, watch: Watch) -> None:
-        self.entry, self.watch = entry, watch
+        self.entry, self.folder, self.watch = entry, folder, watch
         self.name, self.path = entry.name, entry.path
-        self.full = os.path.join(folder, os.fsdecode(entry.name)) if folder is not None else None
 
     def __fspath__(self) -> Any:
         return self.path
 
-    def _look(self, follow: bool) -> None:
-        if self.full is None:
+    def _look(self, follow: bool, found: Any = _UNSEEN) -> None:
+        if self.folder is None:
             self.watch.distrust("an entry of a folder not known")
         else:
-            self.watch.look(self.full, follow)
+            self.watch.look(f"{self.folder}/{os.fsdecode(self.name)}", follow, found)
 
     def stat(self, *, follow_symlinks: bool = True) -> Any:
-        self._look(follow_symlinks)
-        return self.entry.stat(follow_symlinks=follow_symlinks)
+        try:
+            st = self.entry.stat(follow_symlinks=follow_symlinks)
+        except OSError:
+            self._look(follow_symlinks, None)
+            raise
+        self._look(follow_symlinks, st)
+        return st
 
     def is_dir(self, *, follow_symlinks: bool = True) -> bool:
         if follow_symlinks and self.entry.is_symlink():
