@@ -9,6 +9,7 @@ they import is most of their time (fzf itself starts in a few milliseconds):
     sessidx preview --shell S ID each move in the picker
     sessidx check [--allow-permissive] ID    Enter and Alt-Enter
     sessidx list                 the list without a terminal
+    sessidx search WORDS         with nothing changed: the content index at once (content/kept.py)
 
 `_parse` reads them without argparse (whose import and parser cost a tenth of a `list`), and
 `main` imports a command's module only once the command is chosen: the laziness is here.
@@ -88,12 +89,15 @@ def _parse(argv: list[str]) -> Any:
 
 
 def _plain_search(argv: list[str]) -> Args | None:
-    """`search` with words, `--json` and `--limit N` only, as argparse would read them; None
-    for anything else (argparse reads it)."""
-    words, as_json, limit = [], False, 50
+    """`search` with words, `--json` and `--limit N` only (and `--` before words, as a host is
+    asked), as argparse would read them; None for anything else (argparse reads it)."""
+    words: list[str] = []
+    as_json, limit = False, 50
     rest = iter(argv)
     for word in rest:
-        if word == "--json":
+        if word == "--":  # what an SSH host is asked (remote.search_args): words only from here
+            words += rest
+        elif word == "--json":
             as_json = True
         elif word == "--limit":
             value = next(rest, "")

@@ -30,6 +30,7 @@ import marshal
 import os
 import sys
 import time
+from operator import attrgetter
 
 from sessidx import __version__
 
@@ -45,6 +46,7 @@ VERSION = f"1/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
 # clock's lag behind time.time_ns().
 RACY_NS = 3_000_000_000
 _DIR = 0o040000
+_STAMP = attrgetter("st_mode", "st_ino", "st_size", "st_mtime_ns")
 
 def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int] | None:
     """What a look at `path` saw: (mode, inode, size, mtime_ns), None for any error."""
@@ -52,7 +54,8 @@ def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int] | None:
         st = _REAL["stat"](path, follow_symlinks=follow)
     except (OSError, ValueError, TypeError):
         return None
-    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns)
+    stamp: tuple[int, int, int, int] = _STAMP(st)
+    return stamp
 
 
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -62,6 +65,9 @@ _REAL: dict[str, Any] = {name: getattr(os, name) for name in (
     "replace", "utime", "chmod", "symlink", "link", "truncate")}
 _REAL["builtins.open"] = builtins.open
 _CHANGES = ("mkdir", "rmdir", "unlink", "remove", "rename", "replace", "utime", "chmod", "symlink", "link", "truncate")
+
+
+_UNSEEN = object()
 
 
 class Watch:
@@ -87,17 +93,22 @@ class Watch:
         global _WATCH
         _WATCH = self._before
 
-    def look(self, path: Any, follow: bool = True) -> None:
-        if isinstance(path, int):
+    def look(self, path: Any, follow: bool = True, found: Any = _UNSEEN) -> None:
+        """Note what `path` shows now, or `found`: the stat result (None: an error) of the very
+        call the app made."""
+        if type(path) is str:
+            key = path
+        elif isinstance(path, int):
             return  # an fd: of a file or folder whose open was looked at
-        try:
-            key = os.fsdecode(os.fspath(path))
-        except (TypeError, ValueError):
-            return  # the call itself fails the same way
-        if not os.path.isabs(key):
+        else:
+            try:
+                key = os.fsdecode(os.fspath(path))
+            except (TypeError, ValueError):
+                return  # the call itself fails the same way
+        if not key.startswith("/"):
             self.distrust(f"{key} is relative: another folder may be meant next time")
             return
-        outcome = _seen(key, follow)
+        outcome = _seen(key, follow) if found is _UNSEEN else None if found is None else _STAMP(found)
         if self.seen.setdefault((key, follow), outcome) != outcome:
             self.distrust(f"{key} changed while it was listed")
         elif outcome is not None and outcome[0] & 0o170000 == _DIR and outcome[3] > self.started - RACY_NS \
@@ -111,14 +122,34 @@ class Watch:
         self.untrusted = self.untrusted or why
 
     def record(self) -> bytes | None:
-        """What was looked at, for `fresh`; None when the record could not vouch for it."""
+        """What was looked at, for `fresh`; None when the record could not vouch for it. Paths
+        seen are kept as one string each way (stat and lstat; loading 10,000 strings costs
+        more than their stats), with a digest of what they showed: tuple hashing of ints is a
+        chain of one-to-one steps, so any one stamp that differs changes it, and several at
+        once collide with odds of 2**-64. Paths that were not there are kept apart."""
         if self.untrusted or not self.seen:
             return None
-        keys = sorted(self.seen)
-        return marshal.dumps((VERSION, self.env.home, sorted(self.vars.items()),
-                              [k[0] for k in keys if k[1]], [self.seen[k] for k in keys if k[1]],
-                              [k[0] for k in keys if not k[1]], [self.seen[k] for k in keys if not k[1]],
+        present: list[tuple[bool, str, int]] = []
+        absent: list[tuple[bool, str]] = []
+        for follow in (True, False):
+            looked = sorted(path for path, way in self.seen if way is follow)
+            there = [path for path in looked if self.seen[path, follow] is not None]
+            present.append((follow, "\0".join(there), hash(tuple(self.seen[path, follow] for path in there))))
+            absent.append((follow, "\0".join(path for path in looked if self.seen[path, follow] is None)))
+        # HOME too: os.path.expanduser reads it, for a `~` in an app's override variable
+        env_vars = {**self.vars, "HOME": self.env.vars.get("HOME")}
+        return marshal.dumps((VERSION, self.env.home, sorted(env_vars.items()), present, absent,
                               sorted(self.names.items())))
+
+
+def looked_at(record: bytes) -> list[tuple[str, bool]]:
+    """Every (path, links followed) a record holds, there or not."""
+    _, _, _, present, absent, _ = marshal.loads(record)
+    return [(path, follow) for follow, joined, *_ in present + absent for path in _split(joined)]
+
+
+def _split(joined: str) -> list[str]:
+    return joined.split("\0") if joined else []
 
 
 _WATCH: Watch | None = None
@@ -144,18 +175,19 @@ def fresh(record: bytes | None, env: Env) -> bool:
     if not record:
         return False
     try:
-        version, home, env_vars, follow, follow_seen, nofollow, nofollow_seen, names = marshal.loads(record)
-    except (ValueError, EOFError, TypeError):
+        version, home, env_vars, present, absent, names = marshal.loads(record)
+        if version != VERSION or home != env.home:
+            return False
+        if any(env.vars.get(name) != value for name, value in env_vars):
+            return False
+        for follow, joined, digest in present:
+            stats = list(map(os.stat if follow else os.lstat, _split(joined)))
+            if hash(tuple(map(_STAMP, stats))) != digest:
+                return False
+        return all(_seen(path, follow) is None for follow, joined in absent for path in _split(joined)) \
+            and all(_names(item) for item in names)
+    except (OSError, ValueError, EOFError, TypeError):  # a path gone, or a damaged record
         return False
-    if version != VERSION or home != env.home or type(env_vars) is not list:
-        return False
-    if any(type(item) is not tuple or len(item) != 2 or env.vars.get(item[0]) != item[1] for item in env_vars):
-        return False
-    if type(follow) is not list or type(nofollow) is not list or type(names) is not list:
-        return False
-    return bool(list(map(_seen, follow)) == follow_seen
-                and [_seen(path, False) for path in nofollow] == nofollow_seen
-                and all(_names(item) for item in names))
 
 
 def _names(item: Any) -> bool:
@@ -193,8 +225,13 @@ def _patch(watch: Watch) -> None:
     def stat(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
         if dir_fd is not None:
             watch.distrust("a stat relative to a folder")
-        watch.look(path, follow_symlinks)
-        return real["stat"](path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        try:
+            st = real["stat"](path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        except OSError:
+            watch.look(path, follow_symlinks, None)
+            raise
+        watch.look(path, follow_symlinks, st)
+        return st
 
     def lstat(path: Any, *, dir_fd: Any = None) -> Any:
         return stat(path, dir_fd=dir_fd, follow_symlinks=False)
@@ -210,8 +247,13 @@ def _patch(watch: Watch) -> None:
     def open_(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
         if dir_fd is not None or flags & _WRITES:
             watch.distrust(f"{path!r} opened to write, or relative to a folder")
-        watch.look(path, not flags & getattr(os, "O_NOFOLLOW", 0))
-        fd: int = real["open"](path, flags, mode, dir_fd=dir_fd)
+        follow = not flags & getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd: int = real["open"](path, flags, mode, dir_fd=dir_fd)
+        except OSError:
+            watch.look(path, follow, None)
+            raise
+        watch.look(path, follow, os.fstat(fd))  # the very file opened
         if not isinstance(path, int):
             watch.fds[fd] = os.fsdecode(path)
         return fd
@@ -219,8 +261,13 @@ def _patch(watch: Watch) -> None:
     def builtin_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         if any(c in mode for c in "wax+"):
             watch.distrust(f"{file!r} opened to write")
-        watch.look(file)
-        return real["builtins.open"](file, mode, *args, **kwargs)
+        try:
+            f = real["builtins.open"](file, mode, *args, **kwargs)
+        except OSError:
+            watch.look(file, True, None)
+            raise
+        watch.look(file, True, os.fstat(f.fileno()))
+        return f
 
     def readlink(path: Any, *, dir_fd: Any = None) -> Any:
         if dir_fd is not None:
@@ -308,23 +355,29 @@ class _Entries:
 class _Entry:
     """An os.DirEntry whose stat, and whose type when it is a link followed, is looked at."""
 
+    __slots__ = ("entry", "folder", "watch", "name", "path")
+
     def __init__(self, entry: Any, folder: str | None, watch: Watch) -> None:
-        self.entry, self.watch = entry, watch
+        self.entry, self.folder, self.watch = entry, folder, watch
         self.name, self.path = entry.name, entry.path
-        self.full = os.path.join(folder, os.fsdecode(entry.name)) if folder is not None else None
 
     def __fspath__(self) -> Any:
         return self.path
 
-    def _look(self, follow: bool) -> None:
-        if self.full is None:
+    def _look(self, follow: bool, found: Any = _UNSEEN) -> None:
+        if self.folder is None:
             self.watch.distrust("an entry of a folder not known")
         else:
-            self.watch.look(self.full, follow)
+            self.watch.look(f"{self.folder}/{os.fsdecode(self.name)}", follow, found)
 
     def stat(self, *, follow_symlinks: bool = True) -> Any:
-        self._look(follow_symlinks)
-        return self.entry.stat(follow_symlinks=follow_symlinks)
+        try:
+            st = self.entry.stat(follow_symlinks=follow_symlinks)
+        except OSError:
+            self._look(follow_symlinks, None)
+            raise
+        self._look(follow_symlinks, st)
+        return st
 
     def is_dir(self, *, follow_symlinks: bool = True) -> bool:
         if follow_symlinks and self.entry.is_symlink():

@@ -65,10 +65,15 @@ def _lax(what: str) -> bool:
             return "a folder" if is_dir else outcome
         raise AssertionError(what)
 
-    parts = marshal.loads(_record())
-    return all(view(freshness._seen(path, follow)) == view(outcome)
-               for paths, outcomes, follow in ((parts[3], parts[4], True), (parts[5], parts[6], False))
-               for path, outcome in zip(paths, outcomes, strict=True))
+    return all(view(freshness._seen(path, follow)) == view(outcome) for (path, follow), outcome in _BEFORE.items())
+
+
+_BEFORE: dict[tuple[str, bool], object] = {}  # what each path the record holds showed when it was kept
+
+
+def _snapshot() -> None:
+    _BEFORE.clear()
+    _BEFORE.update({key: freshness._seen(*key) for key in freshness.looked_at(_record())})
 
 
 @pytest.fixture
@@ -80,6 +85,7 @@ def made(home: Path) -> dict[str, Path]:
     _age(home)
     _refresh()
     assert _kept("flaky") == _full("flaky") and "checkout" in (_kept("flaky") or "")
+    _snapshot()
     return paths
 
 
@@ -128,6 +134,7 @@ def test_a_changed_database(home, made, monkeypatch):
         _age(home)
         _refresh()
         assert _kept("dark")
+        _snapshot()
         db.execute("update threads set title = 'Add a light mode toggle', first_user_message = 'light'")
         db.commit()
         assert _lax("folders only")
@@ -155,7 +162,7 @@ def test_a_changed_home_variable(home, made, monkeypatch, tmp_path):
 
 def _without_variables(record: bytes) -> bytes:
     parts = list(marshal.loads(record))
-    parts[2] = []
+    parts[2] = []  # what the apps read of the environment
     return marshal.dumps(tuple(parts))
 
 
@@ -171,7 +178,7 @@ def test_a_recent_folder_keeps_its_entries(home, monkeypatch):
     file system's clock leaves its mtime as it was, so its names are compared too."""
     ClaudeSession(cwd="/w/shop", prompt="Fix the flaky checkout test").write(home)
     _refresh()  # written just now: racy
-    names = marshal.loads(_record())[7]
+    names = marshal.loads(_record())[5]
     assert any(path.endswith("-w-shop") for path, _ in names)
     folder = next(Path(path) for path, _ in names if path.endswith("-w-shop"))
     stamp = folder.stat()
@@ -243,3 +250,42 @@ def test_a_big_home_is_answered_byte_for_byte(home, monkeypatch):
     _refresh()
     for query in ("fix", "session", "step", "codex thread", "nothing says this"):
         assert _kept(query) is not None and _kept(query) == _full(query), query
+
+
+@pytest.mark.parametrize("argv", [
+    ["fix"], ["--limit", "10", "fix"], ["--json", "fix", "login"], ["fix", "--limit", "3", "--json"],
+    ["--json", "--limit", "7", "--", "-v", "--app", "x"], ["--", "fix"], ['"a phrase"', "word"]])
+def test_the_plain_search_reads_its_words_as_argparse_does(argv):
+    from sessidx.argv import parser
+    from sessidx.cli import Args, _plain_search
+
+    plain = _plain_search(argv)
+    full = parser(["search", *argv]).parse_args(["search", *argv], namespace=Args())
+    assert plain is not None
+    assert (plain.query, plain.json, plain.limit, plain.app) == (full.query, full.json, full.limit, full.app)
+
+
+@pytest.mark.parametrize("argv", [["--app", "codex", "fix"], ["-v", "fix"], ["--limit", "0", "fix"], ["--limit"],
+                                  ["--since", "3d", "fix"], ["--host", "box", "fix"], ["--lim", "3", "fix"], []])
+def test_anything_else_goes_to_argparse(argv):
+    from sessidx.cli import _plain_search
+
+    assert _plain_search(argv) is None
+
+
+def test_home_is_checked_for_a_tilde_in_an_override(home, made, monkeypatch, tmp_path):
+    """`CODEX_HOME=~/codex` means another folder once HOME changes (os.path.expanduser reads it)."""
+    for name in ("h1", "h2"):
+        write_codex_home(tmp_path / name, [CodexThread(cwd="/w/shop", title=f"Toggle of {name}")])
+        (tmp_path / name / ".codex").rename(tmp_path / name / "codex")
+        _age(tmp_path / name)
+    monkeypatch.setenv("HOME", str(tmp_path / "h1"))
+    monkeypatch.setenv("CODEX_HOME", "~/codex")
+    _refresh()
+    record = _record()
+    assert freshness.fresh(record, current_env())
+    monkeypatch.setenv("HOME", str(tmp_path / "h2"))
+    assert not freshness.fresh(record, current_env())
+    parts = list(marshal.loads(record))
+    parts[2] = [item for item in parts[2] if item[0] != "HOME"]
+    assert freshness.fresh(marshal.dumps(tuple(parts)), current_env())  # the paths alone would not tell
