@@ -9,6 +9,7 @@ they import is most of their time (fzf itself starts in a few milliseconds):
     sessidx preview --shell S ID each move in the picker
     sessidx check [--allow-permissive] ID    Enter and Alt-Enter
     sessidx list                 the list without a terminal
+    sessidx search WORDS         with nothing changed: the content index at once (content/kept.py)
 
 `_parse` reads them without argparse (whose import and parser cost a tenth of a `list`), and
 `main` imports a command's module only once the command is chosen: the laziness is here.
@@ -79,9 +80,38 @@ def _parse(argv: list[str]) -> Any:
     if argv[:1] == ["check"] and argv[1:-1] in ([], ["--allow-permissive"]) and len(argv) > 1 \
             and not argv[-1].startswith("-"):
         return Args(command="check", id=argv[-1], allow_permissive=len(argv) == 3)
+    # `search WORDS` (`--json`, `--limit N`): answered at once when nothing changed (content/kept.py)
+    if argv[:1] == ["search"] and (plain := _plain_search(argv[1:])) is not None:
+        return plain
     from sessidx.argv import parser
 
     return parser(argv).parse_args(argv, namespace=Args())
+
+
+def _plain_search(argv: list[str]) -> Args | None:
+    """`search` with words, `--json` and `--limit N` only (and `--` before words, as a host is
+    asked), as argparse would read them; None for anything else (argparse reads it)."""
+    words: list[str] = []
+    as_json, limit = False, 50
+    rest = iter(argv)
+    for word in rest:
+        if word == "--":  # what an SSH host is asked (remote.search_args): words only from here
+            words += rest
+        elif word == "--json":
+            as_json = True
+        elif word == "--limit":
+            value = next(rest, "")
+            if not (value.isascii() and value.isdigit() and int(value) >= 1):
+                return None
+            limit = int(value)
+        elif word.startswith("-"):
+            return None
+        else:
+            words.append(word)
+    if not words:
+        return None
+    return Args(command="search", query=words, app=None, json=as_json, limit=limit, drop=False, verbose=False,
+                since=None, until=None, refresh_only=False, host=None, kept=True)
 
 
 def _out(line: str) -> None:
@@ -121,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sessidx.preview import preview  # a move in the picker: one app module, not `commands`
 
             return preview(env, _out, ident=args.id, shell=args.shell)
+        if getattr(args, "kept", False):
+            from sessidx.content.kept import search_kept  # nothing changed: no listing, not `commands`
+
+            if (code := search_kept(env, _out, " ".join(args.query), args.json, args.limit)) is not None:
+                return code
         from sessidx import commands
 
         if args.command in ("list", "find") and getattr(args, "host", None):

@@ -538,16 +538,22 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
         held = lock(env)
     except Busy:
         return None
+    from sessidx.content.kept import keep
     from sessidx.content.unchanged import listing_stamp, remember, unchanged
+    from sessidx.freshness import Watch
 
     with held:
-        sessions = _index(env, announce=announce).sessions
+        with Watch(env) as watch:  # what the listing looks at: the next search checks it alone
+            index = _index(env, announce=announce)
+        sessions = index.sessions
         stamp = listing_stamp(cache_path(env))
         if unchanged(db, stamp):  # no session changed since the last complete refresh
+            keep(env, watch, index, stamp)
             return {"sources": 0, "unchanged": len(sessions)}
         try:
             stats = refresh(db, sessions, report)
             remember(db, stamp, len(sessions), stats)
+            keep(env, watch, index, stamp if unchanged(db, stamp) else None)
             return stats
         finally:
             write_progress(env, None)
@@ -630,19 +636,9 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         db = store.open_index(env, [])
         refresh_content(env, db, report, announce=not refresh_only)
         hits = content_query.search(db, query or "", app, limit, since=low, until=high)
-    if not hits:
-        render.warn(f"no session says {query!r}")
-        return ExitCode.ERROR
-    if as_json:
-        from sessidx.redact import mask  # the title is often the first prompt: masked as the snippet is
+    from sessidx.content.kept import show
 
-        _emit(out, [render.json_line({**h.session.to_json(), "title": h.session.title and mask(h.session.title),
-                                      "snippet": h.snippet, "score": round(-h.score, 3),
-                                      **({"also": h.also} if h.also else {})}) for h in hits])
-    else:
-        sessions = [Session(**{**h.session.to_json(), "title": render.with_also(h.snippet, h.also)}) for h in hits]
-        _emit(out, render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty()))
-    return ExitCode.OK
+    return show(out, hits, query, as_json)
 
 
 def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:

@@ -32,14 +32,12 @@ from sessidx.render import clean
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sessidx.config import Env
 
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
 DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
 CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
-HOST_CACHE_VERSION = f"h3/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+HOST_CACHE_VERSION = f"h4/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
 
 
@@ -187,46 +185,81 @@ _ROW_TYPES: tuple[set[type], ...] = (  # the host's name, then the Session field
 
 
 class Heard:
-    """What was last heard from one host: its sessions, when (ms), and what went wrong since."""
+    """What was last heard from one host: its sessions, when (ms), and what went wrong since.
+    The sessions are made from the cached rows (`rows`, or still marshalled in `rows_data`)
+    only when asked for: a refresh that hears `same` never makes them."""
 
-    def __init__(self, host: Host, sessions: list[HostSession], at: int = 0, note: str | None = None) -> None:
+    def __init__(self, host: Host, sessions: list[HostSession] | None = None, at: int = 0,
+                 note: str | None = None, rows: list[list[object]] | None = None,
+                 rows_data: bytes | None = None) -> None:
         self.host = host
-        self.sessions = sessions
+        self._sessions = sessions
+        self.rows = rows  # [host name, *Session fields] each, checked
+        self.rows_data = rows_data  # the cache file's marshal of `rows`, not yet loaded
         self.at = at
         self.note = note
         self.fresh = False  # heard just now (not the cached rows of a host that failed)
         self.digest: str | None = None  # the host's digest of these rows: it answers `same` to it
 
+    @property
+    def sessions(self) -> list[HostSession]:
+        if self._sessions is None:
+            self._sessions = list(starmap(HostSession, self.cached_rows()))
+        return self._sessions
 
-def read_cache(env: Env, host: Host, on_digest: Callable[[str | None], None] | None = None) -> Heard:
-    """The host's cached rows, type-checked row by row (they were checked field by field when
-    they arrived); anything wrong with the file means no rows, never an error. `on_digest` is
-    given the rows' digest as soon as it is read, before the rows are built (a refresh asks
-    the host with it meanwhile)."""
-    data, _ = cache.read(cache_file(env, host))
+    @sessions.setter
+    def sessions(self, value: list[HostSession]) -> None:
+        self._sessions, self.rows, self.rows_data = value, None, None
+
+    def cached_rows(self) -> list[list[object]]:
+        """The rows, loaded from `rows_data` and type-checked if need be (none if they are bad)."""
+        if self.rows is None:
+            if self._sessions is not None:
+                fields = attrgetter(*Session.__slots__)
+                self.rows = [[self.host.name, *fields(s)] for s in self._sessions]
+            else:
+                self.rows = _checked_rows(self.host, self.rows_data)
+        return self.rows
+
+
+_HEAD_LENGTH = 8  # the cache file: the head's length (hex), the head's marshal, the rows' marshal
+
+
+def _checked_rows(host: Host, data: bytes | None) -> list[list[object]]:
     try:
-        loaded = marshal.loads(data) if data else None
+        rows = marshal.loads(data) if data else []
     except (ValueError, EOFError, TypeError):
-        loaded = None
-    if (type(loaded) is not dict or loaded.get("version") != HOST_CACHE_VERSION or loaded.get("host") != host.name
-            or type(loaded.get("rows")) is not list):
-        if on_digest is not None:
-            on_digest(None)
-        return Heard(host, [])
-    digest = loaded.get("digest")
-    digest = digest if type(digest) is str and digest.isalnum() else None
-    if on_digest is not None:
-        on_digest(digest)
-    rows = loaded["rows"]
+        return []
     # checked in bulk, as index._checked does: each distinct signature of field types once
-    if not (set(map(type, rows)) <= {list} and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
-            and {r[0] for r in rows} <= {host.name}):
+    if (type(rows) is not list
+            or not (set(map(type, rows)) <= {list}
+                    and all(map(_signature_ok, set(map(tuple, map(map, repeat(type), rows)))))
+                    and {r[0] for r in rows} <= {host.name})):
+        return []
+    return rows
+
+
+def read_cache(env: Env, host: Host) -> Heard:
+    """The host's cached rows, type-checked row by row when they are used (they were checked
+    field by field when they arrived); anything wrong with the file means no rows, never an
+    error. The head (when, the note, the digest) is read apart: a refresh needs only it."""
+    data, _ = cache.read(cache_file(env, host))
+    head: object = None
+    rows_data = b""
+    if data and len(data) > _HEAD_LENGTH and data[:_HEAD_LENGTH].isalnum():
+        try:
+            end = _HEAD_LENGTH + int(data[:_HEAD_LENGTH], 16)
+            head = marshal.loads(data[_HEAD_LENGTH:end])
+            rows_data = data[end:]
+        except (ValueError, EOFError, TypeError):
+            head = None
+    if type(head) is not dict or head.get("version") != HOST_CACHE_VERSION or head.get("host") != host.name:
         return Heard(host, [])
-    sessions = list(starmap(HostSession, rows))
-    note = loaded.get("note")
-    at = loaded.get("at")
-    heard = Heard(host, sessions, at if type(at) is int else 0, note if type(note) is str else None)
-    heard.digest = digest
+    note = head.get("note")
+    at = head.get("at")
+    heard = Heard(host, None, at if type(at) is int else 0, note if type(note) is str else None, rows_data=rows_data)
+    digest = head.get("digest")
+    heard.digest = digest if type(digest) is str and digest.isalnum() else None
     return heard
 
 
@@ -235,10 +268,13 @@ def _signature_ok(signature: tuple[type, ...]) -> bool:
 
 
 def write_cache(env: Env, heard: Heard) -> str | None:
-    fields = attrgetter(*Session.__slots__)
-    rows = [[heard.host.name, *fields(s)] for s in heard.sessions]
-    data = {"version": HOST_CACHE_VERSION, "host": heard.host.name, "rows": rows, "note": heard.note,
-            "at": heard.at, "digest": heard.digest}
+    """The host's rows and what was heard; rows that are still the file's marshal (a `same`)
+    are written back as they are."""
+    rows_data = heard.rows_data if heard.rows is None and heard._sessions is None else None
+    if rows_data is None:
+        rows_data = marshal.dumps(heard.cached_rows())
+    head = marshal.dumps({"version": HOST_CACHE_VERSION, "host": heard.host.name, "note": heard.note,
+                          "at": heard.at, "digest": heard.digest})
     path = cache_file(env, heard.host)
     if path is None:
         return cache.write(path, b"")  # its message
@@ -252,7 +288,7 @@ def write_cache(env: Env, heard: Heard) -> str | None:
             return problem
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with open(fd, "wb") as f:
-            f.write(marshal.dumps(data))
+            f.write(b"%08x" % len(head) + head + rows_data)
         os.replace(tmp, path)
     except OSError as exc:
         try:  # noqa: SIM105 - contextlib would load functools and collections
@@ -407,28 +443,120 @@ class Reply:
 OUTPUT_CAP = 64 * 1024 * 1024  # a host that sends more than this is not listed
 
 
-def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float, detach: bool = True) -> Reply:
-    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds. Detached
-    from the terminal (a session of its own) unless `detach` is False: a content keystroke's
-    calls stay in its process group, so that fzf, killing the keystroke's feed when the next
-    key comes, kills them too (BatchMode already keeps ssh from asking anything)."""
-    import subprocess
+class Call:
+    """`remote_command` on the host, started: `stdin` fed to it, for at most `wait` seconds from
+    now; `reply()` waits for it. Detached from the terminal (a session of its own) unless
+    `detach` is False: a content keystroke's calls stay in its process group, so that fzf,
+    killing the keystroke's feed when the next key comes, kills them too (BatchMode already
+    keeps ssh from asking anything). ssh is started by `os.posix_spawnp`, not `subprocess`
+    (which loads signal, selectors, locale and with them re and enum: on a refresh's path to
+    the host, before a word is sent); its pipes are read with `select.poll`."""
 
-    argv = background_argv(env, host, remote_command, wait)
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=detach)
-    except OSError as exc:
-        return Reply(255, b"", f"cannot run {argv[0]}: {exc.strerror or exc}")
-    try:
-        out, err = proc.communicate(stdin, timeout=wait)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return Reply(None, b"", "")
-    if len(out) > OUTPUT_CAP:
-        return Reply(255, b"", f"sent more than {OUTPUT_CAP >> 20} MiB")
-    return Reply(proc.returncode, out, err[-4096:].decode("utf-8", "replace"))
+    def __init__(self, env: Env, host: Host, remote_command: str, stdin: bytes, wait: float,
+                 detach: bool = True) -> None:
+        import time
+
+        self.wait = wait
+        self.deadline = time.monotonic() + wait
+        self.stdin = stdin
+        self.failed: Reply | None = None
+        self.pid = 0
+        self.fds: list[int] = []
+        argv = background_argv(env, host, remote_command, wait)
+        pipes = [os.pipe() for _ in range(3)]  # not inherited (PEP 446): only the dup2'd ends reach ssh
+        child = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        try:
+            from _signal import SIGPIPE, SIGXFSZ  # type: ignore[import-not-found]  # defaults in ssh, as subprocess
+
+            self.pid = os.posix_spawnp(argv[0], argv, os.environ, setsid=detach, setsigdef=(SIGPIPE, SIGXFSZ),
+                                       file_actions=[(os.POSIX_SPAWN_DUP2, fd, i) for i, fd in enumerate(child)])
+        except (OSError, NotImplementedError) as exc:  # (no setsid in this libc's posix_spawn)
+            self.failed = Reply(255, b"", f"cannot run {argv[0]}: {getattr(exc, 'strerror', None) or exc}")
+        finally:
+            for fd in child:
+                os.close(fd)
+        self.fds = [pipes[0][1], pipes[1][0], pipes[2][0]]
+        if self.failed is not None:
+            self._close()
+            return
+        if len(stdin) <= 16384:  # within a pipe's buffer: written now, never blocks
+            self._write_stdin()
+
+    def _write_stdin(self) -> None:
+        fd = self.fds[0]
+        try:
+            while self.stdin:
+                self.stdin = self.stdin[os.write(fd, self.stdin):]
+        except OSError:  # ssh gone already: its exit code says why
+            self.stdin = b""
+        if not self.stdin:
+            os.close(fd)
+            self.fds[0] = -1
+
+    def _close(self) -> None:
+        for fd in self.fds:
+            if fd >= 0:
+                os.close(fd)
+        self.fds = [-1, -1, -1]
+
+    def reply(self) -> Reply:
+        import select
+        import time
+
+        if self.failed is not None:
+            return self.failed
+        stdin_fd, out_fd, err_fd = self.fds
+        if stdin_fd >= 0:
+            os.set_blocking(stdin_fd, False)
+        chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+        sizes = {out_fd: 0, err_fd: 0}
+        poller = select.poll()
+        for fd in (out_fd, err_fd):
+            poller.register(fd, select.POLLIN)
+        if stdin_fd >= 0:
+            poller.register(stdin_fd, select.POLLOUT)
+        open_fds = {out_fd, err_fd}
+        try:
+            while open_fds:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    from _signal import SIGKILL
+
+                    os.kill(self.pid, SIGKILL)
+                    os.waitpid(self.pid, 0)
+                    return Reply(None, b"", "")
+                for fd, _ in poller.poll(left * 1000):
+                    if fd == self.fds[0]:
+                        try:
+                            self.stdin = self.stdin[os.write(fd, self.stdin[:65536]):]
+                        except BlockingIOError:
+                            continue
+                        except OSError:
+                            self.stdin = b""
+                        if not self.stdin:
+                            poller.unregister(fd)
+                            os.close(fd)
+                            self.fds[0] = -1
+                        continue
+                    data = os.read(fd, 1 << 20)
+                    if not data:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+                    elif sizes[fd] <= OUTPUT_CAP:  # past the cap: read on (ssh must not block), kept no more
+                        chunks[fd].append(data)
+                        sizes[fd] += len(data)
+            code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        finally:
+            self._close()
+        if sizes[out_fd] > OUTPUT_CAP:
+            return Reply(255, b"", f"sent more than {OUTPUT_CAP >> 20} MiB")
+        err = b"".join(chunks[err_fd])
+        return Reply(code, b"".join(chunks[out_fd]), err[-4096:].decode("utf-8", "replace"))
+
+
+def call(env: Env, host: Host, remote_command: str, stdin: bytes, wait: float, detach: bool = True) -> Reply:
+    """Run `remote_command` on the host, `stdin` fed to it, for at most `wait` seconds (see Call)."""
+    return Call(env, host, remote_command, stdin, wait, detach).reply()
 
 
 def failure(host: Host, reply: Reply, wait: float) -> str | None:

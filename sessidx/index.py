@@ -20,6 +20,7 @@ from sessidx import __version__, cache
 from sessidx.apps import HOME_VARS, app_named
 from sessidx.apps.base import UUID, report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
+from sessidx.freshness import watched
 from sessidx.model import FIELD_COUNT, Session
 from sessidx.readers import open_regular
 
@@ -358,8 +359,9 @@ class _AppRead:
         name = app.name
         try:
             # an app that reads the folders the others know of is given them (reads_known_folders)
-            sources = list(app.sources(env, folders) if folders is not None  # type: ignore[call-arg]
-                           else app.sources(env))
+            # what it looks at is recorded when a freshness.Watch is on (`search` when nothing changed)
+            sources: list[Source] = watched(env, lambda: list(
+                app.sources(env, folders) if folders is not None else app.sources(env)))  # type: ignore[call-arg]
         except Exception as exc:  # a broken store must not hide the other apps
             problems.append(f"{name}: cannot list its sessions: {exc}")
             sources = []

@@ -21,13 +21,26 @@ the host's login shell, and the whole `ssh -t HOST -- '...'` for the local shell
 
 from __future__ import annotations
 
-import json
 import os
 import time
+from operator import attrgetter, itemgetter
 
 from sessidx import render
 from sessidx.errors import Cancelled, ExitCode, SessidxError
-from sessidx.hosts import Heard, Host, HostSession, Reply, call, configured, failure, host_named, split_key, timeout
+from sessidx.hosts import (
+    Call,
+    Heard,
+    Host,
+    HostSession,
+    Reply,
+    call,
+    configured,
+    failure,
+    host_named,
+    split_key,
+    timeout,
+)
+from sessidx.model import Session
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -66,10 +79,30 @@ if not os.path.isfile(os.path.join(root, "sessidx", "cli.py")):
             os.rename(tmp, root)
         except OSError:  # another call unpacked it first
             shutil.rmtree(tmp, ignore_errors=True)
+        else:  # a new version here: the versions no call has used for a day go (another machine's may be in use)
+            import stat, time
+            for name in os.listdir(parent):
+                path = os.path.join(parent, name)
+                code = name.split(".")[0]
+                if name == H or len(code) != len(H) or not all(c in "0123456789abcdef" for c in code):
+                    continue
+                try:
+                    st = os.lstat(path)
+                    if stat.S_ISDIR(st.st_mode) and time.time() - st.st_mtime > 86400:
+                        shutil.rmtree(path)
+                except OSError:
+                    pass
+else:
+    import time
+    try:  # in use: kept by the pruning above (stamped at most once an hour)
+        if os.stat(root).st_mtime < time.time() - 3600:
+            os.utime(root)
+    except OSError:
+        pass
 sys.path.insert(0, root)
 sys.argv = ["sessidx"] + sys.argv[1:]
 if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's parser
-    from sessidx.remote import serve_rows
+    from sessidx.hostside import serve_rows
     code = serve_rows(sys.argv[2:3])
 else:
     from sessidx.cli import _standard_streams, main
@@ -148,29 +181,41 @@ def _zipped(files: list[tuple[str, bytes]]) -> bytes:
 def run_remote(env: Env, host: Host, args: list[str], wait: float | None = None,
                detach: bool = True) -> tuple[Reply, str | None]:
     """`sessidx ARGS` on the host (this version's code); the reply and, if it failed, why."""
-    from sessidx.quoting import quote_portable
+    return RemoteCall(env, host, args, wait, detach).result()
 
-    wait = wait or timeout(env)
-    digest = _code_digest(env)
-    python = env.get("SESSIDX_REMOTE_PYTHON") or "python3"  # the host's interpreter, as its login shell finds it
-    # the listing needs nothing of site-packages: -S spares it the site import
-    flags = "-X utf8 -S" if args[:1] == ["--rows"] else "-X utf8"
-    command = f"{quote_portable(python)} {flags} - " + " ".join(quote_portable(a) for a in args)
-    started = time.monotonic()
-    reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", "None").encode(), wait,
-                 detach)
-    if reply.code == NEED_CODE:
-        digest, files = _package()
-        payload = "b'" + _zipped(files).decode("ascii") + "'"
-        left = max(1.0, wait - (time.monotonic() - started))
-        reply = call(env, host, command, LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left,
-                     detach)
-    note = failure(host, reply, wait)
-    if note is None and reply.code == 127:
-        note = f"{host.name} skipped: no python3 there"
-    elif note is None and reply.code in (OLD_PYTHON, NEED_CODE):
-        note = f"{host.name} skipped: {render.clean(reply.err.strip().removeprefix('sessidx: '), 160)}"
-    return reply, note
+
+class RemoteCall:
+    """`sessidx ARGS` on the host, started; `result()` is `run_remote`'s answer. The code is
+    sent only when the host does not have this version (a second call)."""
+
+    def __init__(self, env: Env, host: Host, args: list[str], wait: float | None = None, detach: bool = True) -> None:
+        from sessidx.quoting import quote_portable
+
+        self.env, self.host, self.detach = env, host, detach
+        self.wait = wait or timeout(env)
+        python = env.get("SESSIDX_REMOTE_PYTHON") or "python3"  # the host's interpreter, as its login shell finds it
+        # the listing needs nothing of site-packages: -S spares it the site import
+        flags = "-X utf8 -S" if args[:1] == ["--rows"] else "-X utf8"
+        self.command = f"{quote_portable(python)} {flags} - " + " ".join(quote_portable(a) for a in args)
+        self.started = time.monotonic()
+        loader = LOADER.replace("{hash}", _code_digest(env)).replace("{payload}", "None").encode()
+        self.call = Call(env, host, self.command, loader, self.wait, detach)
+
+    def result(self) -> tuple[Reply, str | None]:
+        host = self.host
+        reply = self.call.reply()
+        if reply.code == NEED_CODE:
+            digest, files = _package()
+            payload = "b'" + _zipped(files).decode("ascii") + "'"
+            left = max(1.0, self.wait - (time.monotonic() - self.started))
+            reply = call(self.env, host, self.command,
+                         LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left, self.detach)
+        note = failure(host, reply, self.wait)
+        if note is None and reply.code == 127:
+            note = f"{host.name} skipped: no python3 there"
+        elif note is None and reply.code in (OLD_PYTHON, NEED_CODE):
+            note = f"{host.name} skipped: {render.clean(reply.err.strip().removeprefix('sessidx: '), 160)}"
+        return reply, note
 
 
 # Checking what a host sends ---------------------------------------------------------------------
@@ -269,6 +314,8 @@ def valid_rows(host: str, rows: object) -> tuple[list[HostSession], int]:
 
 
 def _json_lines(data: bytes) -> list[object]:
+    import json
+
     out = []
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -278,109 +325,103 @@ def _json_lines(data: bytes) -> list[object]:
     return out
 
 
-def serve_rows(known: list[str]) -> int:
-    """On the host (the loader's `--rows [DIGEST]`): every session there, archived ones too, as
-    one header line and one JSON array of rows in `Session`'s field order (both ends run the
-    same code), or the header alone when the rows' digest is the one the caller has already.
-    One `json.dumps` of the whole list: a line per row (`list --json`) cost a host with 2,000
-    sessions a sixth of a second."""
-    import gc
-    import hashlib
-    import marshal
-    import sys
-
-    gc.disable()  # as cli.main: thousands of small objects, no cycles
-    from operator import attrgetter
-
-    from sessidx.apps import APPS
-    from sessidx.config import current_env
-    from sessidx.index import build
-    from sessidx.model import Session
-
-    index = build(current_env(), APPS.values())  # no demo home: a host with none has none
-    rows = list(map(attrgetter(*Session.__slots__), index.sessions))
-    # the digest of the rows' marshal (a few ms), so that `same` costs no JSON; equal rows may
-    # marshal apart (marshal shares repeated objects), which only sends them again
-    digest = hashlib.sha256(marshal.dumps(rows)).hexdigest()[:32]
-    same = known == [digest]
-    head = json.dumps({"fields": list(Session.__slots__), "digest": digest, "count": len(rows), "same": same})
-    body = b"" if same else json.dumps(rows, separators=(",", ":")).encode() + b"\n"
-    sys.stdout.buffer.write(head.encode() + b"\n" + body)
-    return 0
-
-
 def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None = None) -> Heard:
     """The host's sessions now, archived ones too; on failure no sessions and a note. With
     `known` (what the host sent last, cached here), the host answers `same` when nothing
-    changed there, and those rows stand."""
+    changed there, and those rows stand, or only the rows that changed (see hostside)."""
     digest = known.digest if known is not None else None
-    return _heard(host, *_ask_rows(env, host, wait, digest), digest, known)
+    return _heard(host, *_ask_rows(env, host, wait, digest), known)
 
 
 def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> tuple[Reply, str | None]:
-    return run_remote(env, host, ["--rows", *([digest] if digest else [])], wait)
+    return _start_rows(env, host, wait, digest).result()
 
 
-def _heard(host: Host, reply: Reply, note: str | None, digest: str | None, known: Heard | None) -> Heard:
+def _start_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> RemoteCall:
+    return RemoteCall(env, host, ["--rows", *([digest] if digest else [])], wait)
+
+
+def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None) -> Heard:
+    """What the host's answer to `--rows [DIGEST]` means, against `known` (the cached rows
+    whose digest was sent): the rows still stand (`same`), the cached rows with the host's
+    changes applied (`delta`: each changed row checked as every row is), or the rows sent.
+    A host that failed: no fresh rows and the note (`refresh` keeps the cached ones)."""
     now = int(time.time() * 1000)
     if note:
         return Heard(host, [], now, note)
     head_line, _, body = reply.out.partition(b"\n")
-    try:
-        head = json.loads(head_line)
-    except ValueError:
-        head = None
-    if type(head) is not dict or type(head.get("digest")) is not str or not head["digest"].isalnum():
+    words = head_line.split(b" ")
+    if (len(words) != 4 or words[0] != b"sessidx-rows" or words[1] not in (b"same", b"delta", b"full")
+            or not words[2].isalnum() or not words[2].isascii() or len(words[2]) > 64 or not words[3].isdigit()):
         said = reply.err.strip().splitlines()
         why = render.clean(said[-1] if said else "?", 160)
         return Heard(host, [], now, f"{host.name}: sessidx there failed: {why}")
-    if head.get("same") is True and known is not None and digest is not None and head["digest"] == digest:
-        sessions, bad = known.sessions, 0
+    mode, answered, count = words[1], words[2].decode(), int(words[3])
+    digest = known.digest if known is not None else None
+    heard: Heard
+    bad = 0
+    if mode == b"same" and known is not None and digest is not None and answered == digest:
+        heard = Heard(host, None, now, rows=known.rows, rows_data=known.rows_data)
+        heard._sessions = known._sessions
+    elif mode == b"delta" and known is not None and digest is not None:
+        rows, bad = _applied(host, known.cached_rows(), body)
+        heard = Heard(host, None, now, rows=rows)
+        if rows is None or len(rows) != count:  # a damaged delta: every row next time
+            heard.rows, bad = rows or [], max(bad, 1)
     else:
+        import json
+
         try:
-            rows = json.loads(body)
+            sent = json.loads(body)
         except ValueError:
-            rows = None
-        sessions, bad = valid_rows(host.name, rows)
-    note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
-    heard = Heard(host, sessions, now, note)
-    heard.digest = None if bad else head["digest"][:64]
+            sent = None
+        sessions, bad = valid_rows(host.name, sent)
+        heard = Heard(host, sessions, now)
+    heard.note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
+    heard.digest = None if bad else answered
     heard.fresh = True
     return heard
 
 
+def _applied(host: Host, rows: list[list[object]], body: bytes) -> tuple[list[list[object]] | None, int]:
+    """The cached rows with a host's delta applied: the rows it names gone dropped, each row it
+    sent (checked) put in place of the row of its key, or added; newest first again."""
+    import json
+
+    try:
+        delta = json.loads(body)
+    except ValueError:
+        delta = None
+    if type(delta) is not dict or type(gone := delta.get("gone")) is not list:
+        return None, 1
+    changed, bad = valid_rows(host.name, delta.get("rows"))
+    drop = {(k[0], k[1]) for k in gone if type(k) is list and len(k) == 2 and type(k[0]) is str and type(k[1]) is str}
+    by_key: dict[tuple[object, object], list[object]] = {(r[1], r[2]): r for r in rows}
+    for key in drop:
+        by_key.pop(key, None)
+    fields = attrgetter(*Session.__slots__)
+    for s in changed:
+        by_key[(s.app, s.id)] = [host.name, *fields(s)]
+    out = sorted(by_key.values(), key=itemgetter(6, 1, 2), reverse=True)  # mtime, app, id
+    return out, bad + len(gone) - len(drop)
+
+
 def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Heard]:
     """Every host asked at once (a thread each); each reply, or its failure, cached. A host
-    that fails keeps the rows it sent last, with the note. The host is asked as soon as the
-    digest of its cached rows is read: the rows are built here while it lists."""
-    import threading
-
+    that fails keeps the rows it sent last, with the note. Only the cache file's head (its
+    digest) is read before the host is asked; its rows are loaded only if the host changed them."""
     from sessidx.hosts import read_cache, write_cache
 
     def one(host: Host) -> Heard:
-        answer: list[tuple[Reply, str | None]] = []
-        failed: list[BaseException] = []
-        asked: list[str | None] = []
-        threads: list[threading.Thread] = []
+        known = read_cache(env, host)
+        asked = _start_rows(env, host, wait, known.digest)
+        if known.digest is not None:  # while the host lists: what a delta would need here
+            import json  # noqa: F401
 
-        def asking() -> None:
-            try:
-                answer.append(_ask_rows(env, host, wait, asked[0]))
-            except BaseException as exc:  # raised here, in the caller's thread, after the join
-                failed.append(exc)
-
-        def ask(digest: str | None) -> None:
-            asked.append(digest)
-            threads.append(threading.Thread(target=asking, daemon=True))
-            threads[0].start()
-
-        known = read_cache(env, host, ask)
-        threads[0].join()
-        if failed:
-            raise failed[0]
-        heard = _heard(host, *answer[0], asked[0], known)
+            known.cached_rows()
+        heard = _heard(host, *asked.result(), known)
         if not heard.fresh:
-            heard.sessions = known.sessions
+            heard.rows, heard.rows_data, heard._sessions = known.rows, known.rows_data, known._sessions
             heard.digest = known.digest
         write_cache(env, heard)
         return heard

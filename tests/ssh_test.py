@@ -96,6 +96,129 @@ def test_nothing_is_contacted_unless_a_host_is_named(client, tmp_path, home):
     assert run_cli("hosts", env=client.env("")).stdout == ""
 
 
+def _refresh_in_process(client: Client, hosts: str, monkeypatch: pytest.MonkeyPatch) -> list:
+    from sessidx import remote
+    from sessidx.config import current_env
+    from sessidx.hosts import configured
+
+    for key, value in {**host_env(client, hosts), "SESSIDX_HOSTS_TIMEOUT": "20"}.items():
+        monkeypatch.setenv(key, value)
+    env = current_env()
+    return remote.refresh(env, configured(env)[0])
+
+
+def test_a_refresh_after_a_change_gets_only_what_changed_and_ends_as_a_full_listing(client, tmp_path, monkeypatch):
+    from sessidx import remote
+    from sessidx.config import current_env
+    from sessidx.hosts import host_named, read_cache
+
+    alpha = make_host(client, tmp_path, "alpha")
+    now = time.time()
+    kept = ClaudeSession(cwd="/srv/kept", prompt="kept", mtime=now - 300)
+    moved = ClaudeSession(cwd="/srv/moved", prompt="moves on", mtime=now - 200)
+    gone = ClaudeSession(cwd="/srv/gone", prompt="is deleted", mtime=now - 100)
+    paths = {s.prompt: s.write(alpha.home) for s in (kept, moved, gone)}
+    applied: list[int] = []
+    real_applied = remote._applied
+    monkeypatch.setattr(remote, "_applied", lambda *a: applied.append(1) or real_applied(*a))
+    first = _refresh_in_process(client, "alpha", monkeypatch)[0]
+    assert first.note is None and len(first.sessions) == 3 and not applied  # nothing cached: every row
+    digest = first.digest
+    again = _refresh_in_process(client, "alpha", monkeypatch)[0]
+    assert again.digest == digest and not applied  # nothing changed there: `same`, the rows stand
+    ClaudeSession(cwd="/srv/moved", prompt="moves on", session_id=moved.session_id, turns=2, mtime=now).write(
+        alpha.home)
+    paths["is deleted"].unlink()
+    ClaudeSession(cwd="/srv/new", prompt="new there", mtime=now - 50).write(alpha.home)
+    heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
+    assert applied and heard.note is None and heard.digest not in (None, digest)
+    cached = read_cache(current_env(), host_named(current_env(), "alpha")).sessions
+    assert [(s.cwd, s.title) for s in cached] == [("/srv/moved", "moves on (turn 2)"), ("/srv/new", "new there"),
+                                                  ("/srv/kept", "kept")]
+    full = remote.fetch(current_env(), host_named(current_env(), "alpha"))  # no digest: every row
+    assert [tuple(s) for s in full.sessions] == [tuple(s) for s in cached] and full.digest == heard.digest
+
+
+def test_a_quiet_host_answers_same_without_listing_and_still_sees_a_change(client, tmp_path, monkeypatch):
+    import marshal
+
+    from sessidx import remote
+    from sessidx.config import current_env
+    from sessidx.hosts import host_named
+    from sessidx.hostside import SETTLED
+
+    alpha = make_host(client, tmp_path, "alpha")
+    sessions = [ClaudeSession(cwd=f"/srv/{n}", prompt=n, mtime=time.time() - 100 - i) for i, n in enumerate("abc")]
+    for s in sessions:
+        s.write(alpha.home)
+    for _ in range(SETTLED + 2):  # nothing changes: after SETTLED builds, one is watched; then none is needed
+        heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
+        assert heard.note is None and len(heard.sessions) == 3
+    kept = alpha.cache / "sessidx" / "remote" / "rows" / "fresh.marshal"
+    code, digest, count, settled, stamp, record = marshal.loads(kept.read_bytes())
+    assert digest == heard.digest and count == 3 and type(record) is bytes
+    # the answer comes from what was kept (a count no build would make), not from a listing
+    kept.write_bytes(marshal.dumps((code, digest, 7, settled, stamp, record)))
+    host = host_named(current_env(), "alpha")
+    reply, note = remote._ask_rows(current_env(), host, 20, digest)
+    assert note is None and reply.out == f"sessidx-rows same {digest} 7\n".encode()
+    ClaudeSession(cwd="/srv/a", prompt="a", session_id=sessions[0].session_id, turns=2).write(alpha.home)
+    reply, note = remote._ask_rows(current_env(), host, 20, digest)
+    assert reply.out.startswith(b"sessidx-rows delta ") and reply.out.split(b"\n")[0].endswith(b" 3")
+    heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
+    assert heard.note is None and ("/srv/a", "a (turn 2)") in [(s.cwd, s.title) for s in heard.sessions]
+
+
+def test_a_hostile_delta_is_checked_as_every_row_and_means_a_full_listing_next(tmp_path):
+    from sessidx import remote
+    from sessidx.hosts import Heard, Host, Reply
+
+    host = Host("alpha", "alpha", None)
+    known = Heard(host, None, 1, rows=[["alpha", "claude", GOOD_ID, "/w", None, "t", 5, None, None, None, None, None,
+                                        None, False, None]])
+    known.digest = "abc"
+    body = json.dumps({"gone": [["claude", GOOD_ID], "--x", [1, 2]],
+                       "rows": [["claude", "--dangerously-skip-permissions", "/w", None, None, 1, None, None, None,
+                                 None, None, None, False, None]]})
+    heard = remote._heard(host, Reply(0, b"sessidx-rows delta def 0\n" + body.encode(), ""), None, known)
+    assert heard.fresh and heard.sessions == [] and heard.digest is None  # the next refresh asks for every row
+    assert "3 session row(s) it sent were not valid" in (heard.note or "")
+    for head in (b"sessidx-rows delta de-f 0", b"sessidx-rows odd def 0", b"sessidx-rows same def", b"[]"):
+        bad = remote._heard(host, Reply(0, head + b"\n", "boom"), None, known)
+        assert bad.sessions == [] and not bad.fresh and "sessidx there failed" in (bad.note or "")
+
+
+def test_old_code_versions_on_a_host_are_pruned_and_nothing_else(client, tmp_path):
+    alpha = make_host(client, tmp_path, "alpha")
+    ClaudeSession(cwd="/w").write(alpha.home)
+    assert sessidx(client, "alpha", "list", "--host", "alpha").returncode == 0
+    remote_dir = alpha.cache / "sessidx" / "remote"
+    (current,) = [p for p in remote_dir.iterdir() if p.name != "rows"]
+    old = remote_dir / ("0" * 24)
+    recent = remote_dir / ("1" * 24)  # another machine's version, used an hour ago: it may be in use
+    left = remote_dir / (("2" * 24) + ".x1y2")  # an unpacking that was killed, long ago
+    for folder in (old, recent, left):
+        (folder / "sessidx").mkdir(parents=True)
+        (folder / "sessidx" / "cli.py").write_text("")
+    not_code = remote_dir / "notes"
+    not_code.mkdir()
+    beside = alpha.cache / "sessidx" / ("3" * 24)  # not under remote/: not sessidx's code
+    beside.mkdir()
+    two_days = time.time() - 2 * 86400
+    for path in (old, left, not_code, beside):
+        os.utime(path, (two_days, two_days))
+    os.utime(recent, (time.time() - 3600, time.time() - 3600))
+    shutil.rmtree(current)  # this version is not on the host (yet): it is sent, and unpacked
+    done = sessidx(client, "alpha", "list", "--host", "alpha")
+    assert done.returncode == 0 and done.stdout, done.stderr
+    assert sorted(p.name for p in remote_dir.iterdir()) == sorted([current.name, recent.name, "notes", "rows"])
+    assert beside.is_dir() and (alpha.cache / "sessidx").is_dir()
+    before = current.stat().st_mtime
+    os.utime(current, (two_days, two_days))
+    assert sessidx(client, "alpha", "list", "--host", "alpha").returncode == 0
+    assert current.stat().st_mtime > before - 1  # used: stamped, so that it is never taken for an old one
+
+
 # Hosts that do not answer ------------------------------------------------------------------------
 
 

@@ -169,6 +169,29 @@ def test_a_move_loads_the_one_app_it_shows_and_nothing_heavy(home, tmp_path, mon
     assert "now feature: differs" in shown and f"claude --resume={key.split(':')[1]}" in shown, shown
 
 
+def test_a_search_with_nothing_changed_loads_no_listing(home):
+    """`sessidx search WORDS` when nothing changed since the last complete refresh answers from
+    the content index (content/kept.py): no argparse, no `commands`, no app module but the
+    hit's own (its snippet), no json or re."""
+    ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
+    assert loaded_by("search", "--refresh") is not None
+    loaded = loaded_by("search", "--limit", "10", "flaky", "login")
+    assert "sessidx.content.kept" in loaded and "sessidx.content.query" in loaded
+    assert {m for m in loaded if m.startswith("sessidx.apps.")} == {"sessidx.apps.base", "sessidx.apps.claude"}
+    assert {"sessidx.commands", "sessidx.content.reading", "argparse", "sessidx.argv"} & loaded == set()
+    assert loaded & HEAVY - {"functools", "collections", "types", "zlib"} == set()
+
+
+def test_the_guard_on_a_search_can_fail(home):
+    """A session changed since: the full path runs, and the probe sees its listing."""
+    session = ClaudeSession(cwd="/w", prompt="Fix the flaky login test")
+    session.write(home)
+    assert loaded_by("search", "--refresh") is not None
+    ClaudeSession(cwd="/w", prompt="Fix the flaky signup test").write(home)
+    loaded = loaded_by("search", "flaky")
+    assert {"sessidx.commands", "sessidx.apps.codex"} <= loaded
+
+
 def test_the_guard_on_a_move_can_fail(home):
     """`check` with a stray option goes through argparse: the probe sees it."""
     ClaudeSession(cwd="/w").write(home)
@@ -191,7 +214,7 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatc
     fzf.chmod(0o755)
     hot = _press({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
     for args in (["list"], ["lines"], ["lines", "--stream"], ["lines", "--content", "flaky login"],
-                 ["preview", "--shell", "bash", key], ["check", key]):
+                 ["preview", "--shell", "bash", key], ["check", key], ["search", "flaky"]):
         hot |= loaded_by(*args)
     # the picker's background refresh of the SSH hosts (a bg-transform on every press): here a
     # host that cannot be resolved, so ssh fails at once

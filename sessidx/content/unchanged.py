@@ -11,7 +11,8 @@ that left every source indexed.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 
 if TYPE_CHECKING:
     import sqlite3
