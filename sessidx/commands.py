@@ -546,14 +546,14 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
         with Watch(env) as watch:  # what the listing looks at: the next search checks it alone
             index = _index(env, announce=announce)
         sessions = index.sessions
-        stamp = listing_stamp(cache_path(env))
+        stamp = listing_stamp(listing := cache_path(env))
         if unchanged(db, stamp):  # no session changed since the last complete refresh
-            keep(env, watch, index, stamp)
+            keep(db, watch, index, listing, stamp)
             return {"sources": 0, "unchanged": len(sessions)}
         try:
             stats = refresh(db, sessions, report)
             remember(db, stamp, len(sessions), stats)
-            keep(env, watch, index, stamp if unchanged(db, stamp) else None)
+            keep(db, watch, index, listing, stamp if unchanged(db, stamp) else None)
             return stats
         finally:
             write_progress(env, None)

@@ -48,9 +48,19 @@ def _full(query: str) -> str:
 
 
 def _record() -> bytes:
-    path = kept.fresh_path(current_env())
-    assert path
-    return bytes(marshal.loads(Path(path).read_bytes())[1])
+    found = _kept_row()
+    assert found is not None
+    return found[2]
+
+
+def _kept_row() -> tuple[str, str, bytes] | None:
+    from sessidx.content.store import connect
+
+    db = connect(current_env())
+    try:
+        return kept.kept_record(db)
+    finally:
+        db.close()
 
 
 def _lax(what: str) -> bool:
@@ -202,7 +212,7 @@ def test_a_listing_that_writes_is_never_trusted(home, monkeypatch):
 
     monkeypatch.setattr(claude.APP, "sources", writing)
     _refresh()
-    assert kept.fresh_path(current_env()) and not os.path.exists(kept.fresh_path(current_env()) or "")
+    assert _kept_row() is None
     assert _kept("flaky") is None
 
 

@@ -2,9 +2,9 @@
 
 The full path lists every session (25 app modules, a stamp per source, a Session each) only
 to learn that nothing changed since the content index was last complete. The refresh that
-made it complete also kept, beside the listing's cache, what that listing looked at
-(freshness.Watch) and the listing cache's identity it made complete: `index-<hash>.fresh`.
-When every path in it is as it was, the variables the apps read are the same, the listing
+made it complete also keeps, in the index itself (table `kept`, dropped with it), what that
+listing looked at (freshness.Watch), and the listing cache's path and identity. When every
+path in the record is as it was, the variables the apps read are the same, the listing
 cache is the same file and the content index still vouches for it, building the listing
 again would change nothing, so the query runs at once. Anything else, or anything this path
 does not handle (`--app`, dates, `-v`, a damaged index), is answered by the full path.
@@ -12,15 +12,14 @@ does not handle (`--app`, dates, `-v`, a damaged index), is answered by the full
 
 from __future__ import annotations
 
-import marshal
-import os
 import sys
 
-from sessidx import cache, render
+from sessidx import render
 from sessidx.model import Session
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable
 
     from sessidx.config import Env
@@ -29,53 +28,38 @@ if TYPE_CHECKING:
     from sessidx.index import Index
 
 
-def fresh_path(env: Env) -> str | None:
-    from sessidx.index import cache_path
+def keep(db: sqlite3.Connection, watch: Watch, index: Index, path: str | None, listing: str | None) -> None:
+    """After a refresh that left the content index complete for `listing` (the identity of
+    the listing cache at `path`): what the listing looked at, for the next search. Anything it
+    cannot vouch for (the demo home, a record it could not trust) removes the last one."""
+    from sessidx.content.store import DatabaseError
 
-    path = cache_path(env)
-    return path[:-len(".marshal")] + ".fresh" if path and path.endswith(".marshal") else None
-
-
-def keep(env: Env, watch: Watch, index: Index, listing: str | None) -> None:
-    """After a refresh that left the content index complete for `listing` (the listing
-    cache's identity): what the listing looked at, for the next search. Anything it cannot
-    vouch for (the demo home, a record it could not trust) removes the last one."""
-    path = fresh_path(env)
-    if path is None:
-        return
-    record = watch.record() if listing is not None and not index.demo else None
-    if record is None:
-        drop(env)
-    else:
-        cache.write(path, marshal.dumps((listing, record)))
+    record = watch.record() if path is not None and listing is not None and not index.demo else None
+    try:
+        db.execute("CREATE TABLE IF NOT EXISTS kept(path TEXT NOT NULL, listing TEXT NOT NULL, record BLOB NOT NULL)")
+        db.execute("DELETE FROM kept")
+        if record is not None:
+            db.execute("INSERT INTO kept VALUES (?, ?, ?)", (path, listing, record))
+    except DatabaseError:  # a full disk, say: the next search takes the full path, as before
+        pass
 
 
-def drop(env: Env) -> None:
-    path = fresh_path(env)
-    if path is not None:
-        import contextlib
+def kept_record(db: sqlite3.Connection) -> tuple[str, str, bytes] | None:
+    """(the listing cache's path, its identity, the record) the last complete refresh kept."""
+    from sessidx.content.store import DatabaseError
 
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    try:
+        row = db.execute("SELECT path, listing, record FROM kept").fetchone()
+    except DatabaseError:  # no such table: kept by no refresh yet
+        return None
+    if row is None or type(row[0]) is not str or type(row[1]) is not str or type(row[2]) is not bytes:
+        return None
+    return row[0], row[1], row[2]
 
 
 def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool, limit: int) -> int | None:
     """The search answered from the content index when nothing changed; None when the full
     path must answer (something changed, or it cannot be told)."""
-    from sessidx.freshness import fresh
-
-    path = fresh_path(env)
-    data, _ = cache.read(path)
-    try:
-        listing, record = marshal.loads(data) if data else (None, None)
-    except (ValueError, EOFError, TypeError):
-        return None
-    if type(listing) is not str or type(record) is not bytes or not fresh(record, env):
-        return None
-    from sessidx.content.unchanged import listing_stamp
-
-    if listing_stamp(path[:-len(".fresh")] + ".marshal" if path else None) != listing:
-        return None
     from sessidx.content import store
 
     if not store.enabled(env):
@@ -84,12 +68,15 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
         db = store.connect(env, [])
     except (OSError, store.DatabaseError):
         return None
-    from sessidx.content import query as content_query
-    from sessidx.content.unchanged import unchanged
+    from sessidx.content.unchanged import listing_stamp, unchanged
+    from sessidx.freshness import fresh
 
     try:
-        if not unchanged(db, listing):
+        kept = kept_record(db)
+        if kept is None or listing_stamp(kept[0]) != kept[1] or not unchanged(db, kept[1]) or not fresh(kept[2], env):
             return None
+        from sessidx.content import query as content_query
+
         if sys.stderr.isatty():
             sys.stderr.write("\r\x1b[K")  # as the full path, which clears its progress line
         if cut := content_query.query_note(query):
