@@ -100,7 +100,7 @@ def test_the_warm_press_starts_fzf_from_the_shell_and_resumes_the_row_shown(warm
     assert seen[0] != warm.name and seen[-1] == warm.name, seen  # Python first, then the shell alone
     rows = warm.last_input()
     assert "title" in rows[0] and "Older session in this folder" in rows[1], rows[:3]  # this folder first
-    assert "\t" in rows[1] and rows[1].split("\t", 1)[0].startswith("claude:")  # no folder field left
+    assert "\t" in rows[1] and rows[1].rsplit("\t", 1)[1].startswith("claude:")  # no folder field left
 
     # Enter on the fast path: the session of the row shown, in its hostile folder
     warm.tmux.prepare()
