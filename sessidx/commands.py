@@ -383,7 +383,7 @@ def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) 
     from sessidx.picker import save_rows
 
     by_key = {s.key: s.cwd for s in sessions}
-    cwds = [by_key[line.split("\t", 1)[0]] for line in lines[1:]]
+    cwds = [by_key[line.rsplit("\t", 1)[-1]] for line in lines[1:]]
     save_rows(env, width, lines, cwds, HOME_VARS)
     return cwds
 
@@ -729,7 +729,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     # prompt and header say content mode once that list is up (index-start, in the background);
     # the search runs when the index is done (index-wait, index-done).
     out(f"rebind(change)+disable-search+bg-transform({self_command()} cycle index-start)"
-        f"+reload:printf '%s\\n' {_sh_quote(chr(9) + render.content_header())}")
+        f"+reload:printf '%s\\n' {_sh_quote(render.content_header())}")
     return ExitCode.OK
 
 

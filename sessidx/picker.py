@@ -39,6 +39,13 @@ HEADER = "Enter resume · Ctrl-F what was said · Esc cancel · ? keys"
 CONTENT_HEADER = "what was said: every word, \"a phrase\" · Enter resume · Ctrl-F titles · Esc cancel · ? keys"
 
 
+# Each row ends in a tab and its key (`app:id`): a tab stop far past any screen puts the key
+# out of sight (with no ellipsis drawn for what is cut), `--nth=1` keeps it out of the search,
+# and the actions read it as the last field, {-1}. fzf's `--with-nth=2..` over a key in front
+# cost more: fzf splits every row as it reads them (a third of its start at 3,000 rows, README).
+KEY_AFTER_TAB = ("--delimiter=\t", "--nth=1", "--tabstop=4096", "--ellipsis=")
+
+
 def fzf_binary(override: str | None) -> str:
     """`SESSIDX_FZF`, else the fzf that iterfzf ships (found without importing it), else PATH."""
     if override:
@@ -165,8 +172,7 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
     cmd = [
         fzf,
         "--ansi",
-        "--delimiter=\t",
-        "--with-nth=2..",
+        *KEY_AFTER_TAB,
         "--gutter= ",
         # sorted by fzf's score, so an exact or word match ranks above a scattered one; equal
         # scores keep the input order: this folder's sessions, then newest first
@@ -180,22 +186,22 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--prompt={prompt_of(False, None, None)}",
         f"--header={HEADER}" + (f"\n{note}" if note else ""),
         f"--query={query}",
-        f"--preview={me} preview --shell {shell} {{1}}",
+        f"--preview={me} preview --shell {shell} {{-1}}",
         f"--preview-window={preview_window(*size)}",
         # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
         # takes the header and the picker stays. print(KEY) tells the two keys apart. With
-        # nothing matching there is no {1}, fzf runs no check, and Enter does nothing: Esc leaves.
-        f"--bind=enter:transform({me} check {{1}})",
-        f"--bind=alt-enter:transform({me} check --allow-permissive {{1}})",
-        f"--bind=ctrl-y:transform({me} copy --shell {shell} {{1}})",
+        # nothing matching there is no {-1}, fzf runs no check, and Enter does nothing: Esc leaves.
+        f"--bind=enter:transform({me} check {{-1}})",
+        f"--bind=alt-enter:transform({me} check --allow-permissive {{-1}})",
+        f"--bind=ctrl-y:transform({me} copy --shell {shell} {{-1}})",
         f"--bind=ctrl-a:transform({me} cycle app)",
         f"--bind=alt-a:transform({me} cycle app-back)",
         f"--bind=ctrl-s:transform({me} cycle scope)",
         "--bind=ctrl-/:toggle-preview",
         # Content mode: the preview steps through the matches; the label holds which one, and
         # another session starts at its best again.
-        f"--bind=alt-n:transform-preview-label({me} cycle match {{1}})+refresh-preview",
-        f"--bind=alt-p:transform-preview-label({me} cycle match-back {{1}})+refresh-preview",
+        f"--bind=alt-n:transform-preview-label({me} cycle match {{-1}})+refresh-preview",
+        f"--bind=alt-p:transform-preview-label({me} cycle match-back {{-1}})+refresh-preview",
         "--bind=focus:change-preview-label()",
         # Every key, in the preview pane (shown if hidden); the next move brings the session back.
         f"--bind=?:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
@@ -241,7 +247,7 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
     rows = out.decode("utf-8", "surrogateescape").split("\n")
     if len(rows) < 2 or not rows[1]:
         raise Cancelled()
-    return Picked(key=rows[1].split("\t", 1)[0], permissive=rows[0] == "alt-enter")
+    return Picked(key=rows[1].rsplit("\t", 1)[-1], permissive=rows[0] == "alt-enter")
 
 
 # The first screen on a key press: the rows the last fresh list (`lines`) drew for this width,
@@ -249,6 +255,7 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
 # before fzf starts. The file is named like the index (by the homes it was read from, whose
 # variables the feed writes down beside it) and by the width; the fresh list follows at once.
 HOME_VARS_FILE = "picker-home-vars"
+ROWS_FORMAT = "key-last"  # in the file's name: rows kept by a sessidx that put the key first are not read
 
 
 def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str | None:
@@ -265,7 +272,7 @@ def rows_file(env: Env, width: int, home_vars: list[str] | None = None) -> str |
             return None
     homes = "\0".join([env.home] + [f"{k}={env.vars[k]}" for k in home_vars if k in env.vars])
     h = 0x811C9DC5  # FNV-1a, as the index's own name
-    for byte in f"{__version__}\0{homes}".encode("utf-8", "surrogateescape"):
+    for byte in f"{__version__}\0{ROWS_FORMAT}\0{homes}".encode("utf-8", "surrogateescape"):
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
     return os.path.join(folder, f"picker-{h:08x}-{width}.rows")
 
@@ -334,8 +341,8 @@ def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:
 # after Enter. It falls back to `sessidx pick` whenever the file does not fit: another format,
 # terminal size, shell, any of the variables below or the homes' variables, a sessidx or hosts
 # file newer than it, a folder or file not owned by the user, or fzf not executable or failing
-# to start. The key stays the row's hidden first field, as in Python's own launch, so Enter
-# resumes the row shown. File: NUL-terminated fields, in order:
+# to start. The key stays the row's own last field (after a tab), as in Python's own launch,
+# so Enter resumes the row shown. File: NUL-terminated fields, in order:
 # the format, the rows file, the number of variables, the number of paths, each variable as
 # NAME=VALUE (unset and empty alike), each path it must be newer than, then fzf's argv.
 LAUNCH_FORMAT = "sessidx-launch-1"

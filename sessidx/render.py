@@ -297,10 +297,11 @@ def refusal_mark(kind: str) -> str:
 
 def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
                  marks: dict[str, str] | None = None, widths: tuple[int, int, int] | None = None) -> list[str]:
-    """Lines for fzf: the hidden key (`app:id`, `@host/app:id` for a host's), a tab, then the
-    row; the first line the column header (fzf's --header-lines=1). `marks` (by key) say why
-    Enter would refuse a session (`✗ …`) or ask first (`⎇ now main`); refused rows sort below
-    the resumable ones of the same age, and this folder's sessions (`here`) come first."""
+    """Lines for fzf: the row, a tab, then its key (`app:id`, `@host/app:id` for a host's),
+    which fzf never draws (picker.KEY_AFTER_TAB); the first line the column header (fzf's
+    --header-lines=1). `marks` (by key) say why Enter would refuse a session (`✗ …`) or ask
+    first (`⎇ now main`); refused rows sort below the resumable ones of the same age, and this
+    folder's sessions (`here`) come first."""
     marks = marks or {}
     ages = _ages(sessions, time.time())
     group: list[int] = []
@@ -314,7 +315,7 @@ def picker_lines(sessions: list[Session], here: str | None = None, width: int = 
     ages = [ages[i] for i in order]
     head, rows = _layout(sessions, width, colour=True, title_cap=200, marks=marks, widths=widths, ages=ages,
                          with_id=False)
-    return [f"\t{head}"] + [f"{s.key}\t{row}" for s, row in zip(sessions, rows, strict=True)]
+    return [head] + [f"{row}\t{s.key}" for s, row in zip(sessions, rows, strict=True)]
 
 
 def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | None,

@@ -72,7 +72,7 @@ if [[ $- == *i* ]]; then
       *) return 1 ;;
     esac
     row=${out#*$'\n'}
-    key=${row%%$'\t'*}
+    key=${row##*$'\t'}
     [[ $out == *$'\n'* && -n $key ]] || return 0
     if [[ ${out%%$'\n'*} == alt-enter ]]; then
       __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume --allow-permissive -- "$key" < /dev/tty)

@@ -97,7 +97,7 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
                 return 1
         end
         set -q out[2]; or return 0
-        set -l key (string split -m1 \t -- $out[2])[1]
+        set -l key (string split -r -m1 \t -- $out[2])[-1]
         test -n "$key"; or return 0
         if test "$out[1]" = alt-enter
             set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume --allow-permissive -- $key </dev/tty)

@@ -77,7 +77,7 @@ if [[ -o interactive ]]; then
       *) return 1 ;;
     esac
     row=${out#*$'\n'}
-    key=${row%%$'\t'*}
+    key=${row##*$'\t'}
     [[ $out == *$'\n'* && -n $key ]] || return 0
     if [[ ${out%%$'\n'*} == alt-enter ]]; then
       __sessidx_line=$(SESSIDX_SHELL=zsh \command sessidx resume --allow-permissive -- $key < /dev/tty)

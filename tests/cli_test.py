@@ -189,7 +189,7 @@ def test_the_first_press_streams_newest_first_across_apps(home, tmp_path):
         (tmp_path / folder).mkdir()
     write_codex_home(home, [CodexThread(cwd=str(tmp_path / "c"), title="A codex thread")])
     lines = run_cli("lines", "--stream", env={"SESSIDX_HOME": str(home)}).stdout.splitlines()
-    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line).split("\t", 1)[1] for line in lines]
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line).split("\t", 1)[0] for line in lines]
     titles = ["title", "Newer claude session", "A codex thread", "Older claude session"]  # the codex thread: 2026
     assert [line.rsplit("  ", 1)[-1] for line in plain] == titles
     assert len({line.index(title) for line, title in zip(plain, titles, strict=True)}) == 1  # one title column

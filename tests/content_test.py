@@ -568,7 +568,7 @@ def test_ctrl_a_and_ctrl_s_narrow_the_content_mode_and_ctrl_f_keeps_them(home, t
 
     def rows(prompt: str, pwd: str = "/") -> list[str]:
         out = run_cli("lines", "--content", "kumquat", env={**env, "FZF_PROMPT": prompt, "PWD": pwd}).stdout
-        return sorted(line.split(":")[0] for line in out.splitlines()[1:])
+        return sorted(line.rsplit("\t", 1)[-1].split(":")[0] for line in out.splitlines()[1:])
 
     assert rows("content> ") == ["claude", "codex"]
     assert rows("content:codex> ") == ["codex"]

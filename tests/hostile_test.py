@@ -117,7 +117,7 @@ def test_a_newline_in_a_session_id_is_skipped_and_said(home):
     odd = ClaudeSession(cwd="/w/odd", prompt="odd one", session_id="nl\nid")
     odd.write(home)
     rows = run_cli("lines").stdout.splitlines()[1:]  # after the column header
-    assert len(rows) == 1 and rows[0].startswith(f"claude:{good.session_id}\t")
+    assert len(rows) == 1 and rows[0].endswith(f"\tclaude:{good.session_id}")
     done = run_cli("build", "-v")
     assert "whose id holds control characters" in done.stderr and unsafe(done.stderr) == []
 
@@ -128,7 +128,7 @@ def test_unbalanced_quotes_in_fzf_opts_are_a_clear_error(opts):
     from sessidx.picker import run_fzf
 
     with pytest.raises(SessidxError, match="SESSIDX_FZF_OPTS is not a list of shell words"):
-        run_fzf(["claude:x\tx"], "", "/bin/false", opts, "bash")
+        run_fzf(["x\tclaude:x"], "", "/bin/false", opts, "bash")
 
 
 def test_children_of_a_latin1_run_are_utf8_too(latin1_locale):

@@ -172,14 +172,14 @@ def test_app_and_since_words_filter_what_was_said(three_sessions, tmp_path):
 @pytest.mark.parametrize("when", [
     pytest.param("while the fresh list loads", marks=pytest.mark.xfail(strict=True, reason=(
         "the known race, not fixed: an Enter that fzf takes while the fresh list is being swapped in "
-        "finds no current row, so fzf skips its `check {1}`, and the key does nothing (README, Keys)"))),
+        "finds no current row, so fzf skips its `check {-1}`, and the key does nothing (README, Keys)"))),
     "once it is in",
 ])
 def test_a_query_and_enter_typed_at_once_resume_the_session_the_query_picks(home, tmp_path, stub_bin, when):
     """The known race (issue 18, point 4): a query and Enter typed at once after Ctrl-O. Once
     the fresh list is in, the session resumed is the one the query picks. While it is being
     swapped in (the load event's reload-sync, or a plain reload: both were tried), Enter is
-    dropped: the check never runs (fzf runs no action with {1} when there is no current row),
+    dropped: the check never runs (fzf runs no action with {-1} when there is no current row),
     the picker stays open on the right row, and a second Enter resumes it. Never another
     session: what is resumed is the row fzf accepts, planned again by resume."""
     from tests.shell_test import Shell

@@ -22,7 +22,7 @@ REAL_APPS = ["claude", "codex", "gemini", "copilot", "cline", "qwen", "droid", "
 def rows_of(home: Path, pwd: str = "/") -> dict[str, str]:
     """`sessidx lines` (the picker's fresh list) over `home`: key -> the row, colours off."""
     out = run_cli("lines", env={"SESSIDX_HOME": str(home), "FZF_COLUMNS": "200", "PWD": pwd}).stdout
-    return {line.split("\t", 1)[0]: ANSI.sub("", line.split("\t", 1)[1]) for line in out.splitlines()[1:]}
+    return {line.rsplit("\t", 1)[1]: ANSI.sub("", line.rsplit("\t", 1)[0]) for line in out.splitlines()[1:]}
 
 
 @pytest.mark.parametrize(("app", "mark"), [

@@ -33,7 +33,7 @@ def test_rows_line_up_whatever_the_folder_name():
     rows = table([session("/w/日本語のフォルダ", sid="a0000000-1"), session("/w/plain", sid="b0000000-1")], 160)
     titles_at = {columns(row[: row.rindex(" t")]) for row in rows}
     assert len(titles_at) == 1  # the title column starts at the same column on both rows
-    shown = [line.split("\t", 1)[1] for line in picker_lines([session("/w/🚀🚀", sid="c1"), session("/w/x", sid="d1")])[1:]]
+    shown = [line.rsplit("\t", 1)[0] for line in picker_lines([session("/w/🚀🚀", sid="c1"), session("/w/x", sid="d1")])[1:]]
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", s) for s in shown]
     assert len({columns(p[: p.rindex("main")]) for p in plain}) == 1
 
@@ -47,7 +47,7 @@ def test_picker_puts_this_folders_sessions_first_newest_first_within():
     older_here = Session("claude", "here-old", "/w/here", None, "h1", 1_000, 1, None, None, None, None, None)
     newer_here = Session("claude", "here-new", "/w/here", None, "h2", 2_000, 1, None, None, None, None, None)
     elsewhere = Session("codex", "away", "/w/else", None, "e", 9_000, 1, None, None, None, None, None)
-    keys = [line.split("\t", 1)[0] for line in picker_lines([elsewhere, newer_here, older_here], here="/w/here")[1:]]
+    keys = [line.rsplit("\t", 1)[1] for line in picker_lines([elsewhere, newer_here, older_here], here="/w/here")[1:]]
     assert keys == ["claude:here-new", "claude:here-old", "codex:away"]
 
 
@@ -107,11 +107,11 @@ def test_the_title_is_the_widest_column(terminal):
     lines = picker_lines(long, width=width)
     header = re.sub(r"\x1b\[[0-9;]*m", "", lines[0])
     assert header.split() == ["app", "age", "folder", "branch", "title"]  # the id is in the preview
-    folder_at, branch_at, title_at = (header.index(word) - 1 for word in ("folder", "branch", "title"))
+    folder_at, branch_at, title_at = (header.index(word) for word in ("folder", "branch", "title"))
     title_width = width - 2 - title_at  # fzf's pointer takes two columns
     assert title_width >= TITLE_MIN and title_width > branch_at - folder_at and title_width > title_at - branch_at
     for row in lines[1:]:
-        shown = re.sub(r"\x1b\[[0-9;]*m", "", row.split("\t", 1)[1])
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", row.rsplit("\t", 1)[0])
         assert shown.index("Title number") == title_at
         assert shown[folder_at:].startswith("…/")  # the folder's last parts, not its start
 
@@ -138,7 +138,7 @@ def test_marked_rows_carry_their_mark_and_sort_below_resumable_ones_of_the_same_
     gone = session("/w/gone", title="gone one", sid="a1")
     fine = session("/w/here", title="here one", sid="b1")
     lines = picker_lines([gone, fine], marks={gone.key: "✗ folder gone"})
-    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines[1:]]
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line.rsplit("\t", 1)[0]) for line in lines[1:]]
     assert plain[0].endswith("  here one") and plain[1].endswith("✗ folder gone gone one")
 
 
@@ -158,7 +158,7 @@ def test_sessions_whose_branch_changed_are_marked(home, tmp_path):
     for s in (moved, same):
         s.write(home)
     lines = run_cli("lines", env={"SESSIDX_HOME": str(home)}).stdout.splitlines()
-    plain = {line.split("\t")[0]: re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines}
+    plain = {line.rsplit("\t")[-1]: re.sub(r"\x1b\[[0-9;]*m", "", line.rsplit("\t", 1)[0]) for line in lines}
     assert plain[f"claude:{moved.session_id}"].endswith("⎇ now feature/new Recorded on main")
     assert plain[f"claude:{same.session_id}"].endswith("  Recorded on the same branch")
 

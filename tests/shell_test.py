@@ -447,7 +447,7 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     # Records its argv, then answers as fzf does after `print(alt-enter)+accept`: the key line, then
     # the picked line.
     fzf.write_text(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{stub_bin}/fzf.args'\n"
-                   "cat > /dev/null\nprintf 'alt-enter\\nclaude:%s\\tshown\\n' \"$PICK\"\n")
+                   "cat > /dev/null\nprintf 'alt-enter\\nshown\\tclaude:%s\\n' \"$PICK\"\n")
     fzf.chmod(0o755)
     sh = Shell("bash", tmp_path, home, stub_bin,
                f"export SESSIDX_FZF={fzf} SESSIDX_FZF_OPTS='--height=40% --no-mouse' PICK={s.session_id}")
@@ -459,11 +459,11 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
         sh.tmux.kill()
     args = (stub_bin / "fzf.args").read_text().splitlines()
     assert args[-2:] == ["--height=40%", "--no-mouse"]  # the user's options come last and win
-    assert "--delimiter=\t" in args and "--with-nth=2.." in args
-    assert any(a.startswith("--bind=enter:transform(") and a.endswith(" check {1})") for a in args)
-    assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {1})")
+    assert "--delimiter=\t" in args and "--nth=1" in args and not any(a.startswith("--with-nth") for a in args)
+    assert any(a.startswith("--bind=enter:transform(") and a.endswith(" check {-1})") for a in args)
+    assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {-1})")
                for a in args)
-    assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {1}") for a in args)
+    assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {-1}") for a in args)
     # no cache yet: the rows stream in on fzf's stdin (no reload), and the note leaves at its end
     assert not any(a.startswith("--bind=start:") or "lines --stream" in a for a in args)
     assert any(a.startswith("--bind=load:change-header(Enter resume") for a in args)

@@ -367,11 +367,11 @@ def test_a_content_keystroke_asks_the_hosts_and_merges_by_rank(client, tmp_path,
     feed = sessidx(client, "alpha beta", "lines", "--content", "zebra", SESSIDX_HOSTS_KEYSTROKE_WAIT="40")
     assert feed.returncode == 0, feed.stderr
     header, *lines = feed.stdout.splitlines()
-    keys = [line.split("\t", 1)[0] for line in lines]
+    keys = [line.rsplit("\t", 1)[-1] for line in lines]
     assert {k.split("/")[0] for k in keys if k.startswith("@")} == {"@alpha", "@beta"} and len(keys) == 3
     assert keys.index(next(k for k in keys if k.startswith("@alpha/"))) < keys.index(
         next(k for k in keys if k.startswith("@beta/")))  # alpha's hit ranks above beta's
-    alpha_row = next(line for line in lines if line.startswith("@alpha/"))
+    alpha_row = next(line for line in lines if "\t@alpha/" in line)
     assert "alpha:/a" in alpha_row and "$(id)" in alpha_row  # the host named; its text shown, as text
     assert "\x07" not in feed.stdout and "\x1b]" not in feed.stdout  # no terminal control from a host
     assert "did not answer" not in header
@@ -388,7 +388,7 @@ def test_a_silent_host_never_holds_a_content_keystroke(client, tmp_path, home):
     finally:
         silent.close()
     header, *lines = feed.stdout.splitlines()
-    assert feed.returncode == 0 and [line.split("\t")[0].startswith("claude:") for line in lines] == [True]
+    assert feed.returncode == 0 and [line.rsplit("\t")[-1].startswith("claude:") for line in lines] == [True]
     assert "(silent did not answer" in header  # ssh's own connect timeout (1 s), or the keystroke's limit
     assert took < 8  # the keystroke's limit, not the host's 20 s timeout (a loaded 2-core VM: generous)
 

@@ -100,7 +100,7 @@ def test_the_warm_press_starts_fzf_from_the_shell_and_resumes_the_row_shown(warm
     assert seen[0] != warm.name and seen[-1] == warm.name, seen  # Python first, then the shell alone
     rows = warm.last_input()
     assert "title" in rows[0] and "Older session in this folder" in rows[1], rows[:3]  # this folder first
-    assert "\t" in rows[1] and rows[1].split("\t", 1)[0].startswith("claude:")  # no folder field left
+    assert "\t" in rows[1] and rows[1].rsplit("\t", 1)[1].startswith("claude:")  # no folder field left
 
     # Enter on the fast path: the session of the row shown, in its hostile folder
     warm.tmux.prepare()
@@ -192,3 +192,56 @@ def test_no_launch_is_kept_in_a_folder_others_can_write(tmp_path, home, monkeypa
     (tmp_path / "cache" / "sessidx").mkdir(parents=True)
     (tmp_path / "cache" / "sessidx").chmod(0o777)
     assert _kept_launch(tmp_path, home, monkeypatch) is None
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("change", ["the fresh list", "Ctrl-A", "Ctrl-S", "an app: word", "content mode"])
+def test_enter_resumes_the_row_shown_whatever_list_fzf_holds(home, tmp_path, stub_bin, change):
+    """The key is each row's own last field (picker.KEY_AFTER_TAB), so Enter resumes the row
+    fzf holds whichever list put it there: the kept rows, the fresh list that replaces them
+    (reload-sync), the app filter (Ctrl-A), the scope (Ctrl-S: this folder), a query's
+    `app:` word (a reload per keystroke) and content mode (a reload of content hits). Host
+    rows: ssh_test's Enter on a host row, in both modes. Each time the row wanted is not the
+    first of the kept list, so a key taken from the row's position in another list would
+    resume another session."""
+    require("tmux")
+    write_stub(stub_bin, "claude")
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    wanted = ClaudeSession(cwd=str(here), prompt="Quokka habitat survey")
+    wanted.write(home)
+    for i in range(12):  # newer rows above it, in this folder and elsewhere
+        ClaudeSession(cwd=str(here if i % 3 == 0 else elsewhere), prompt=f"Unrelated chore {i}").write(home)
+    run_cli("build", env={"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    sh = Shell("bash", tmp_path, home, stub_bin)
+    try:
+        sh.run(f"cd {quote(str(here), 'bash')}")
+        for _ in range(2):  # the first press keeps the launch; the second is the warm one, from the shell
+            sh.tmux.prepare()
+            sh.tmux.send("C-o")
+            sh.tmux.until(lambda s: "session>" in s and "Unrelated chore 11" in s, "the picker")
+            deadline = time.monotonic() + 15
+            while not list(sh.cache.rglob("picker-launch-bash-*")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.5)  # the fresh list in
+            if _ == 0:
+                sh.tmux.send("Escape")
+                sh.tmux.until(lambda s: "session>" not in s, "back at the prompt")
+        if change == "Ctrl-A":
+            sh.tmux.send("C-a")
+            sh.tmux.until(lambda s: "claude@" in s or "claude>" in s, "only claude's sessions")
+        elif change == "Ctrl-S":
+            sh.tmux.send("C-s")
+            sh.tmux.until(lambda s: "Unrelated chore 10" not in s and "Unrelated chore 9" in s, "this folder only")
+        elif change == "content mode":
+            sh.tmux.send("C-f")
+            sh.tmux.until(lambda s: "content>" in s and "indexing" not in s, "content mode", timeout=60)
+        sh.tmux.type("app:claude quokka" if change == "an app: word" else "quokka")
+        sh.tmux.until(lambda s: matches(s) == 1 and "Unrelated" not in s, "the one row")
+        sh.tmux.send("Enter")
+        sh.tmux.until_file(stub_bin / "claude.argv", "the stub claude")
+        argv, cwd = recorded(stub_bin, "claude")
+        assert argv[0] == f"--resume={wanted.session_id}" and cwd == str(here)
+    finally:
+        sh.tmux.kill()

@@ -58,9 +58,9 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
                 and (filters.since_ms is None or h.session.mtime >= filters.since_ms)]
         if not hits and query.strip():
             notes.append("no session says that")
-    out("\t" + render.content_header() + "".join(f"  ({note})" for note in notes))
+    out(render.content_header() + "".join(f"  ({note})" for note in notes))
     words = words_of(query)
-    rows = [f"{h.session.key}\t{render.content_row(h.session, h.snippet, words, h.also)}" for h in hits]
+    rows = [f"{render.content_row(h.session, h.snippet, words, h.also)}\t{h.session.key}" for h in hits]
     if rows:
         out("\n".join(rows))
     return 0
