@@ -58,7 +58,12 @@ if [[ $- == *i* ]]; then
     done
     [[ -x ${w[i]-} ]] || return 1
     # the press's time (ms), which the fresh list's wait for the SSH hosts' refresh counts from
-    [[ ${EPOCHREALTIME-} == [0-9]* ]] && __sessidx_pressed=$((${EPOCHREALTIME/[.,]/} / 1000))
+    if [[ ${EPOCHREALTIME-} == [0-9]* ]]; then
+      __sessidx_pressed=$((${EPOCHREALTIME/[.,]/} / 1000))
+    else # bash < 5: GNU date's milliseconds (whole seconds let the last press's refresh pass for this one's)
+      __sessidx_pressed=$(\command date +%s%3N 2> /dev/null)
+      [[ $__sessidx_pressed =~ ^[0-9]+$ ]] || __sessidx_pressed=
+    fi
     # this folder's rows first: awk, when grep finds this folder among the rows' (a line each)
     if [[ $PWD != *$'\n'* ]] && LC_ALL=C \command grep -qxF -- "$PWD" "${w[1]}.folders" 2> /dev/null; then
       out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk "$__sessidx_here_first" "${w[1]}.folders" "${w[1]}" |

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -485,21 +486,31 @@ def test_the_first_press_ever_refreshes_the_hosts_too(client, tmp_path, home, st
 
 
 @pytest.mark.shell
-@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish", "bash-without-epochrealtime"])
 def test_every_later_press_refreshes_the_hosts(client, tmp_path, home, stub_bin, shell_name):
     """Each later press (Python over the kept rows, or the shell's own warm launch) asks the
-    host again in the background: a session started there since shows up in the same picker."""
+    host again in the background: a session started there since shows up in the same picker.
+    bash 4.4 has no EPOCHREALTIME (unset here, as it is there): its press is timed to the second."""
     from tests.shell_test import Shell
 
     require("tmux")
+    shell_name, _, without = shell_name.partition("-without-")
     require(shell_name)
     alpha = make_host(client, tmp_path, "alpha")
     ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
     ClaudeSession(cwd="/l", prompt="a local row").write(home)
     (tmp_path / "sh").mkdir()
+    # a host slower to answer than the fresh list is to start: only a reload that waits for
+    # the refresh this press began shows what the host started since
+    slow_python = tmp_path / "slow-python3"
+    slow_python.write_text(f"#!/bin/sh\nsleep 1\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    slow_python.chmod(0o755)
     # a loaded machine's host may take longer than the 2 s a press waits for it by default
-    env = {**host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "30", "SESSIDX_HOSTS_RELOAD_WAIT": "30"}
+    env = {**host_env(client, "alpha"), "SESSIDX_REMOTE_PYTHON": str(slow_python), "SESSIDX_HOSTS_TIMEOUT": "30",
+           "SESSIDX_HOSTS_RELOAD_WAIT": "30"}
     exports = "\n".join((f"set -gx {k} '{v}'" if shell_name == "fish" else f"export {k}='{v}'") for k, v in env.items())
+    if without:
+        exports += f"\nunset {without.upper()}"
     sh = Shell(shell_name, tmp_path / "sh", home, stub_bin, rc_extra=exports)
     try:
         for n in range(3):  # the first press ever, then the kept rows, then the shell's warm launch
