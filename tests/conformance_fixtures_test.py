@@ -69,3 +69,21 @@ def test_a_prompt_after_a_tool_result_in_one_message_is_answered_with_the_call()
     tools = [{"name": "Bash", "input_schema": {"properties": {"command": {"type": "string"}}, "required": ["command"]}}]
     call = mock_models._call(mock_models._anthropic_turns(body), tools)
     assert call is not None and json.loads(call[1])["command"] == "touch /tmp/c"
+
+
+def test_a_row_driven_live_by_a_part_with_its_own_table_is_dropped(tmp_path: Path) -> None:
+    output = tmp_path / "run.txt"
+    output.write_text(BLOCK.format(day="2026-12-01", held=1, total=1, minutes=1, legend="part",
+                                   rows="  | droid | | not driven live | driven live by fixtures/conformance_login.py | | |\n"
+                                        "  | auggie | | not driven live | a login | | |"))
+    rows = [line for line in conformance_readme.merged([str(output)]).splitlines() if line.startswith("  | ")]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["auggie"]  # [0]: the header
+
+
+def test_a_risk_label_the_model_gives_says_low() -> None:
+    # OpenHands 1.16.0's tools take a required `security_risk` (UNKNOWN, LOW, MEDIUM, HIGH)
+    tools = [{"type": "function", "function": {"name": "terminal", "parameters": {"type": "object", "properties": {
+        "command": {"type": "string"}, "security_risk": {"type": "string", "enum": ["UNKNOWN", "LOW", "MEDIUM", "HIGH"]}},
+        "required": ["command", "security_risk"]}}}]
+    call = mock_models._call([("user", "ping run: touch /tmp/d")], tools)
+    assert call is not None and json.loads(call[1]) == {"command": "touch /tmp/d", "security_risk": "LOW"}
