@@ -41,6 +41,7 @@ conformance: $(BIN)/.installed
 	$(BIN)/python fixtures/conformance.py || rc=1; \
 	$(BIN)/python fixtures/conformance_more.py || rc=1; \
 	$(BIN)/python fixtures/conformance_login.py || rc=1; \
+	$(BIN)/python fixtures/conformance_tui.py || rc=1; \
 	exit $$rc
 
 demo: $(BIN)/.installed

@@ -118,9 +118,11 @@ def which(program: str, path: str | None) -> str | None:
 
 
 def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, path_env: str | None,
-          wait: bool = True) -> HelpText:
+          wait: bool = True, timeout: float | None = None) -> HelpText:
     """What `program` on `path_env` accepts. `wait=False` (the preview): a binary not probed yet
-    is probed in the background and answered as pending."""
+    is probed in the background and answered as pending. `timeout`: the app's own limit where
+    its help is slower than HELP_TIMEOUT (else it would time out, uncached, on every Enter)."""
+    timeout = timeout or HELP_TIMEOUT
     binary = which(program, path_env)
     key = _key(binary, help_args) if binary else None
     if binary is None or key is None:
@@ -130,18 +132,18 @@ def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, pa
         return cached
     marker = _marker_path(cache_folder, key)
     if not wait:
-        if not _running(marker):
-            _start_in_background(program, help_args, cache_folder, path_env, marker)
+        if not _running(marker, timeout):
+            _start_in_background(program, help_args, cache_folder, path_env, marker, timeout)
         return HelpText("", found=True, known=False, pending=True)
-    if _running(marker):
-        deadline = time.monotonic() + HELP_TIMEOUT + 5
-        while _running(marker) and time.monotonic() < deadline:
+    if _running(marker, timeout):
+        deadline = time.monotonic() + timeout + 5
+        while _running(marker, timeout) and time.monotonic() < deadline:
             time.sleep(0.1)
         if (cached := _cached(store, key)) is not None:
             return cached
     _claim(marker, os.getpid())
     try:
-        return _probe_and_store(binary, help_args, store, key)
+        return _probe_and_store(binary, help_args, store, key, timeout)
     finally:
         _release(marker, os.getpid())
 
@@ -169,8 +171,9 @@ def _entries(data: bytes | None) -> dict[str, list[str]]:
             if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}
 
 
-def _probe_and_store(binary: str, help_args: tuple[str, ...], store: str | None, key: str) -> HelpText:
-    probed, version = _probe(binary, help_args)
+def _probe_and_store(binary: str, help_args: tuple[str, ...], store: str | None, key: str,
+                     timeout: float = HELP_TIMEOUT) -> HelpText:
+    probed, version = _probe(binary, help_args, timeout)
     if probed is None:
         return HelpText("", found=True, version=version, known=False)  # not cached: try again next time
     known = {k: v for k, v in _entries(cache.read(store)[0]).items() if not k.startswith(binary + "\0")}
@@ -190,7 +193,7 @@ def _marker_path(cache_folder: str | None, key: str) -> str | None:
         if cache_folder else None
 
 
-def _running(marker: str | None) -> bool:
+def _running(marker: str | None, timeout: float = HELP_TIMEOUT) -> bool:
     """A probe of this binary is running: the marker names a live process and is not older
     than a probe may take (a pid reused after a crash does not hold anyone up for long)."""
     if marker is None:
@@ -201,7 +204,7 @@ def _running(marker: str | None) -> bool:
         age = time.time() - os.stat(marker).st_mtime
     except (OSError, ValueError):
         return False
-    if pid <= 0 or age > HELP_TIMEOUT + 10:
+    if pid <= 0 or age > timeout + 10:
         return False
     try:
         os.kill(pid, 0)
@@ -238,7 +241,7 @@ def _release(marker: str | None, pid: int) -> None:
 
 
 def _start_in_background(program: str, help_args: tuple[str, ...], cache_folder: str | None,
-                         path_env: str | None, marker: str | None) -> None:
+                         path_env: str | None, marker: str | None, timeout: float = HELP_TIMEOUT) -> None:
     """`python -m sessidx.clihelp` in a session of its own: it outlives the preview (fzf ends a
     preview on the next arrow key) and writes the cache when it is done."""
     import json
@@ -247,7 +250,7 @@ def _start_in_background(program: str, help_args: tuple[str, ...], cache_folder:
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     request = json.dumps({"program": program, "help_args": list(help_args), "cache_folder": cache_folder,
-                          "path_env": path_env})
+                          "path_env": path_env, "timeout": timeout})
     try:
         child = subprocess.Popen([sys.executable, "-m", "sessidx.clihelp", request], env=env, cwd="/",
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -257,14 +260,14 @@ def _start_in_background(program: str, help_args: tuple[str, ...], cache_folder:
     _claim(marker, child.pid)
 
 
-def _probe(binary: str, help_args: tuple[str, ...]) -> tuple[str | None, str | None]:
+def _probe(binary: str, help_args: tuple[str, ...], timeout: float = HELP_TIMEOUT) -> tuple[str | None, str | None]:
     """(help text, version) from the CLI, run in a throwaway home; help is None if it failed."""
     import re
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="sessidx-probe-") as home:
         env = {**os.environ, **{name: home for name in _HOME_VARIABLES}}
-        deadline = time.monotonic() + HELP_TIMEOUT
+        deadline = time.monotonic() + timeout
         running = [_start([binary, *help_args], env, home), _start([binary, "--version"], env, home)]
         help_text, version_text = (_finish(p, deadline) for p in running)
     found = re.search(r"\d+\.\d+(?:\.\d+)?", version_text or "")
@@ -314,7 +317,8 @@ def _background_probe(request: str) -> None:
         return
     marker = _marker_path(cache_folder, key)
     try:
-        _probe_and_store(binary, help_args, os.path.join(cache_folder, "clihelp.json"), key)
+        _probe_and_store(binary, help_args, os.path.join(cache_folder, "clihelp.json"), key,
+                         float(asked.get("timeout") or HELP_TIMEOUT))
     finally:
         _release(marker, os.getpid())
 

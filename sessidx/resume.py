@@ -96,7 +96,8 @@ def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_f
         raise SessidxError(f"not resuming {session.app} session {session.id!r}: no such app")
     if not id_fits(app.id_pattern, session.id):  # the last guard: a damaged cache read without a regex
         raise SessidxError(f"not resuming {session.app} session {session.id!r}: not an id of {app.name}'s form")
-    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli)
+    cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli,
+                timeout=getattr(app, "help_timeout", None))  # the few apps whose help is slow declare it
     decided = app.plan(session, cli, allow_permissive, env)
     plan = Plan(
         app=session.app,

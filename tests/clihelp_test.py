@@ -68,6 +68,22 @@ def test_enter_probes_itself_when_no_probe_runs(realdata, stub_bin, tmp_path):
     assert not os.path.exists(marker)
 
 
+def test_an_app_whose_help_is_slower_than_the_limit_gets_its_own(stub_bin, tmp_path, monkeypatch):
+    """OpenHands 1.16.0's --help took over 30 s under load: under the common limit it was never
+    cached, and every Enter waited for it again."""
+    from sessidx.apps import APPS
+
+    monkeypatch.setattr(clihelp, "HELP_TIMEOUT", 1.0)
+    log = slow_stub(stub_bin, "openhands", "  --resume [RESUME]\n  --always-approve, --yolo\n", 2)
+    cache = str(tmp_path / "cache")
+    os.makedirs(cache)
+    assert not clihelp.learn("openhands", ("--help",), cache, str(stub_bin)).known  # the common limit: too short
+    assert clihelp.learn("openhands", ("--help",), cache, str(stub_bin), timeout=6).has("--always-approve")
+    again = clihelp.learn("openhands", ("--help",), cache, str(stub_bin))
+    assert again.has("--resume") and log.read_text().split().count("finished") == 1  # cached
+    assert getattr(APPS["openhands"], "help_timeout", 0) >= 120  # what it took on a loaded 2-core machine
+
+
 def test_the_limit_fits_a_loaded_machine():
     assert clihelp.HELP_TIMEOUT >= 3 * 7  # three times the slowest `--help` seen under load
 

@@ -102,3 +102,21 @@ def test_auggie_mock_offers_the_models_dash_m_names() -> None:
     registry = json.loads(models["feature_flags"]["model_info_registry"])
     assert {e["shortName"] for e in registry.values()} == {"mock-model", "mock-large"}
     assert isinstance(models["default_model"], str) and all(isinstance(m["name"], str) for m in models["models"])
+
+
+def test_a_row_driven_live_by_a_part_with_its_own_table_is_dropped(tmp_path: Path) -> None:
+    output = tmp_path / "run.txt"
+    output.write_text(BLOCK.format(day="2026-12-01", held=1, total=1, minutes=1, legend="part",
+                                   rows="  | droid | | not driven live | driven live by fixtures/conformance_login.py | | |\n"
+                                        "  | auggie | | not driven live | a login | | |"))
+    rows = [line for line in conformance_readme.merged([str(output)]).splitlines() if line.startswith("  | ")]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["auggie"]  # [0]: the header
+
+
+def test_a_risk_label_the_model_gives_says_low() -> None:
+    # OpenHands 1.16.0's tools take a required `security_risk` (UNKNOWN, LOW, MEDIUM, HIGH)
+    tools = [{"type": "function", "function": {"name": "terminal", "parameters": {"type": "object", "properties": {
+        "command": {"type": "string"}, "security_risk": {"type": "string", "enum": ["UNKNOWN", "LOW", "MEDIUM", "HIGH"]}},
+        "required": ["command", "security_risk"]}}}]
+    call = mock_models._call([("user", "ping run: touch /tmp/d")], tools)
+    assert call is not None and json.loads(call[1]) == {"command": "touch /tmp/d", "security_risk": "LOW"}

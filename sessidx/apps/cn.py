@@ -17,7 +17,7 @@ import time
 
 from sessidx.apps.base import UUID, AppPlan, ArgvBuilder, Source, document_messages, file_sources, said_in
 from sessidx.model import Session
-from sessidx.readers import mtime_ms, read_document, text
+from sessidx.readers import mtime_ms, read_document, read_small_json, text
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -82,15 +82,49 @@ class Continue:
 UNTITLED = "Untitled Session"  # what cn's picker shows for every `-p` session
 
 
+def _created_ms(session: Session) -> int | None:
+    """When cn made the session, from its `sessions.json` index (`dateCreated`, ms as a string):
+    the time cn's picker shows and sorts by (1.5.47: the file's birth time, which the index's
+    stamp is within a second of; Python on Linux cannot read a birth time)."""
+    if not session.path:
+        return None
+    index = read_small_json(os.path.join(os.path.dirname(session.path), "sessions.json"), 16 * 1024 * 1024)
+    for entry in index if isinstance(index, list) else []:
+        if isinstance(entry, dict) and entry.get("sessionId") == session.id:
+            created = entry.get("dateCreated")
+            return int(created) if isinstance(created, str) and created.isdigit() else None
+    return None
+
+
+def _as_cn_shows(ms: int, now: float) -> str:
+    """cn's picker's own words for a time (date-fns: today `4:39 PM`, `yesterday`, this week the
+    weekday, this year `Dec 1`, else `Dec 1, 2025`)."""
+    when, today = time.localtime(ms / 1000), time.localtime(now)
+    days = round((time.mktime((today.tm_year, today.tm_mon, today.tm_mday, 0, 0, 0, 0, 0, -1))
+                  - time.mktime((when.tm_year, when.tm_mon, when.tm_mday, 0, 0, 0, 0, 0, -1))) / 86400)
+    if days == 0:
+        return time.strftime("%I:%M %p", when).lstrip("0")
+    if days == 1:
+        return "yesterday"
+    if 0 < days <= (today.tm_wday + 1) % 7:  # the same week, which starts on Sunday
+        return time.strftime("%A", when)
+    return time.strftime("%b %-d" if when.tm_year == today.tm_year else "%b %-d, %Y", when)
+
+
 def _described(session: Session) -> str:
     """The session as cn's picker lets you find it: its title where it has one of its own, else
-    its first prompt, and when it was last used."""
+    its first prompt, and the time the picker shows beside it (when it was created)."""
     first = next((said for role, said in APP.conversation(session) if role == "user" and said.strip()), None)
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.mtime / 1000))
+    created = _created_ms(session)
+    if created is None:
+        shown = f"last used {time.strftime('%Y-%m-%d %H:%M', time.localtime(session.mtime / 1000))}"
+    else:
+        shown = (f"shown as {_as_cn_shows(created, time.time())!r}, created "
+                 f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(created / 1000))}")
     if session.title and session.title != UNTITLED:
-        return f"{session.title!r} (last used {when})"
+        return f"{session.title!r} ({shown})"
     began = f", the one that began {' '.join(first.split())[:60]!r}" if first else ""
-    return f"{UNTITLED!r} last used {when}{began}"
+    return f"{UNTITLED!r} {shown}{began}"
 
 
 APP = Continue()

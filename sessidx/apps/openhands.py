@@ -99,6 +99,9 @@ class OpenHands:
     name = "openhands"
     program = "openhands"
     help_args: tuple[str, ...] = ("--help",)
+    # 1.16.0's --help imports litellm: 30-45 s idle, past 2 min on a loaded 2-core machine. Under
+    # clihelp's 30 s it was never cached, and every Enter waited 30 s for "unknown".
+    help_timeout = 300.0
     home_vars: tuple[str, ...] = ("OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR")
     home_dirs: tuple[str, ...] = (os.path.join(".openhands", "conversations"),)
     id_pattern = ID_PATTERN

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -110,12 +111,27 @@ def test_cn_names_the_session_as_its_picker_shows_it(realdata, tmp_path):
     first = first if isinstance(first, str) else first[0]["text"]
     plan = plan_json(home, "cn:78ca3158")
     choose = next(w for w in plan["warnings"] if "its picker opens here" in w)
-    assert "'Untitled Session' last used 20" in choose and " ".join(first.split())[:30] in choose
+    # cn's picker shows (and sorts by) when a session was made, not when it was last used
+    created = time.strftime("%Y-%m-%d %H:%M", time.localtime(1796070946995 / 1000))  # its sessions.json
+    assert "'Untitled Session' shown as '" in choose and f"created {created}" in choose
+    assert " ".join(first.split())[:30] in choose
     assert any(".onboarding_complete is missing" in w for w in plan["warnings"])
     (home / ".continue/.onboarding_complete").write_text("")
     assert not any("onboarding" in w for w in plan_json(home, "cn:78ca3158")["warnings"])
     titled = plan_json(home, "cn:195e05a7")
-    assert any("choose 'Scratch notes summary' (last used" in w for w in titled["warnings"])
+    assert any("choose 'Scratch notes summary' (shown as" in w for w in titled["warnings"])
+    (home / ".continue/sessions/sessions.json").unlink()  # no index: the file's last use, said as such
+    assert any("'Untitled Session' last used 20" in w for w in plan_json(home, "cn:78ca3158")["warnings"])
+
+
+@pytest.mark.parametrize(("made", "shown"), [
+    ((2026, 12, 1, 16, 39), "4:39 PM"), ((2026, 11, 30, 9, 5), "yesterday"), ((2026, 11, 29, 9, 5), "Sunday"),
+    ((2026, 11, 28, 9, 5), "Nov 28"), ((2025, 12, 24, 9, 5), "Dec 24, 2025")])
+def test_cn_times_read_as_its_picker_prints_them(made, shown):
+    from sessidx.apps.cn import _as_cn_shows
+
+    now = time.mktime((2026, 12, 1, 18, 0, 0, 0, 0, -1))  # a Tuesday
+    assert _as_cn_shows(int(time.mktime((*made, 0, 0, 0, -1)) * 1000), now) == shown
 
 
 GEMINI_ID = "e3cfe87b-50e0-4f29-9754-a82c1c5c2cf1"
