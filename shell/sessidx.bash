@@ -47,7 +47,7 @@ if [[ $- == *i* ]]; then
     launch=$dir/picker-launch-bash-${COLUMNS-0}x${LINES-0}
     [[ -O $dir && -O $launch ]] || return 1
     \builtin mapfile -d '' w < "$launch" || return 1
-    [[ ${w[0]-} == sessidx-launch-1 && -O ${w[1]-} && ${w[2]-} =~ ^[0-9]+$ && ${w[3]-} =~ ^[0-9]+$ ]] || return 1
+    [[ ${w[0]-} == sessidx-launch-1 && -O ${w[1]-} && -O ${w[1]-}.first && ${w[2]-} =~ ^[0-9]+$ && ${w[3]-} =~ ^[0-9]+$ ]] || return 1
     n=${w[2]} m=${w[3]}
     for ((i = 4; i < 4 + n; i++)); do
       e=${w[i]-} name=${e%%=*}
@@ -69,7 +69,7 @@ if [[ $- == *i* ]]; then
       out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk "$__sessidx_here_first" "${w[1]}.folders" "${w[1]}" |
         SESSIDX_PRESSED_MS=$__sessidx_pressed SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}")
     else
-      out=$(SESSIDX_PRESSED_MS=$__sessidx_pressed SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}" < "${w[1]}")
+      out=$(SESSIDX_PRESSED_MS=$__sessidx_pressed SESSIDX_SHELL=bash SHELL=/bin/sh "${w[@]:i}" < "${w[1]}.first")
     fi
     case $? in
       0) ;;
@@ -87,13 +87,14 @@ if [[ $- == *i* ]]; then
     return 0
   }
 
-  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
+  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest,
+  # FIRST_SCREEN_ROWS (sessidx/picker.py) rows in all.
   # shellcheck disable=SC2016 # awk's own $0, not the shell's
-  __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
+  __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"]; most = 2000 }
     NR == FNR { mine[FNR] = ($0 == here); next }
-    FNR == 1 || mine[FNR - 1] { print; next }
-    { rest[n++] = $0 }
-    END { for (k = 0; k < n; k++) print rest[k] }'
+    FNR == 1 || mine[FNR - 1] { print; shown++; next }
+    n < most { rest[n++] = $0 }
+    END { for (k = 0; k < n && shown + k <= most; k++) print rest[k] }'
 
   function __sessidx_restore {
     if [[ -n ${__sessidx_typed-} ]]; then

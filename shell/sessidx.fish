@@ -60,7 +60,7 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
         test -O $dir; and test -O $launch; or return 1
         set -l w (string split0 <$launch)
         test (count $w) -gt 4; or return 1
-        test "$w[1]" = sessidx-launch-1; and test -O "$w[2]"; or return 1
+        test "$w[1]" = sessidx-launch-1; and test -O "$w[2]"; and test -O "$w[2].first"; or return 1
         string match -qr '^[0-9]+$' -- $w[3] $w[4]; or return 1
         set -l n $w[3]
         set -l m $w[4]
@@ -87,7 +87,7 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
             set out (__SESSIDX_HERE=$PWD LC_ALL=C command awk $__sessidx_here_first $w[2].folders $w[2] |
                 SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1])
         else
-            set out (SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1] <$w[2])
+            set out (SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=fish SHELL=/bin/sh $w[$i..-1] <$w[2].first)
         end
         switch $status
             case 0
@@ -108,12 +108,13 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
         return 0
     end
 
-    # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
-    set -g __sessidx_here_first 'BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
+    # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest,
+    # FIRST_SCREEN_ROWS (sessidx/picker.py) rows in all.
+    set -g __sessidx_here_first 'BEGIN { here = ENVIRON["__SESSIDX_HERE"]; most = 2000 }
     NR == FNR { mine[FNR] = ($0 == here); next }
-    FNR == 1 || mine[FNR - 1] { print; next }
-    { rest[n++] = $0 }
-    END { for (k = 0; k < n; k++) print rest[k] }'
+    FNR == 1 || mine[FNR - 1] { print; shown++; next }
+    n < most { rest[n++] = $0 }
+    END { for (k = 0; k < n && shown + k <= most; k++) print rest[k] }'
 
     # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too.
     function sessidx -d 'Find and resume coding-agent sessions'

@@ -52,7 +52,7 @@ if [[ -o interactive ]]; then
     w=("${(@0)"$(<$launch)"}") # NUL-terminated fields: the last, empty, is no field
     (( ${#w} > 4 )) && [[ -z ${w[-1]} ]] || return 1
     w[-1]=()
-    [[ ${w[1]} == sessidx-launch-1 && -O ${w[2]} && ${w[3]} == <-> && ${w[4]} == <-> ]] || return 1
+    [[ ${w[1]} == sessidx-launch-1 && -O ${w[2]} && -O ${w[2]}.first && ${w[3]} == <-> && ${w[4]} == <-> ]] || return 1
     n=${w[3]} m=${w[4]}
     for (( i = 5; i < 5 + n; i++ )); do
       e=${w[i]} name=${e%%=*}
@@ -69,7 +69,7 @@ if [[ -o interactive ]]; then
       out=$(__SESSIDX_HERE=$PWD LC_ALL=C \command awk $__sessidx_here_first ${w[2]}.folders ${w[2]} |
         SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}")
     else
-      out=$(SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}" < ${w[2]})
+      out=$(SESSIDX_PRESSED_MS=$pressed SESSIDX_SHELL=zsh SHELL=/bin/sh "${(@)w[i,-1]}" < ${w[2]}.first)
     fi
     case $? in
       0) ;;
@@ -87,12 +87,13 @@ if [[ -o interactive ]]; then
     return 0
   }
 
-  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest.
-  __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"] }
+  # awk over the rows' folders, then the rows: the column names, this folder's rows, the rest,
+  # FIRST_SCREEN_ROWS (sessidx/picker.py) rows in all.
+  __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"]; most = 2000 }
     NR == FNR { mine[FNR] = ($0 == here); next }
-    FNR == 1 || mine[FNR - 1] { print; next }
-    { rest[n++] = $0 }
-    END { for (k = 0; k < n; k++) print rest[k] }'
+    FNR == 1 || mine[FNR - 1] { print; shown++; next }
+    n < most { rest[n++] = $0 }
+    END { for (k = 0; k < n && shown + k <= most; k++) print rest[k] }'
 
   # Typed by hand, `sessidx` and `sessidx resume ID` cd this shell too. (`function NAME`:
   # the name after the keyword is never alias-expanded, so an alias `sessidx` cannot break this.)

@@ -136,3 +136,40 @@ def test_question_mark_shows_every_key(every_real_home, tmp_path):
     screen = picker_screen(every_real_home, tmp_path, 120, 35, keys=("?",))
     for key in ("Alt-Enter", "Ctrl-Y", "Ctrl-A / Alt-A", "Ctrl-S", "Ctrl-/"):
         assert key in screen
+
+
+def test_the_kept_first_screen_is_this_folders_rows_then_the_newest(tmp_path, monkeypatch):
+    from sessidx import picker
+    from sessidx.config import current_env
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(picker, "FIRST_SCREEN_ROWS", 3)
+    env = current_env()
+    lines = ["columns", *(f"row {i}\tclaude:{i}" for i in range(6))]
+    cwds = ["/a", "/b", "/a", "/b", "/here", "/here"]
+    picker.save_rows(env, 80, lines, cwds, [])
+    path = picker.rows_file(env, 80)
+    assert path is not None
+    with open(path + ".first", encoding="utf-8") as f:
+        assert f.read().splitlines() == lines[:4]
+    first = picker.first_rows(env, 80, "/here")
+    assert first is not None and first.decode().splitlines() == ["columns", lines[5], lines[6], lines[1]]
+
+
+@pytest.mark.parametrize("snippet", ["sessidx.bash", "sessidx.zsh", "sessidx.fish"])
+def test_the_snippets_awk_puts_this_folder_first_within_the_first_screen(tmp_path, snippet):
+    import subprocess
+
+    from sessidx.picker import FIRST_SCREEN_ROWS
+
+    text = (Path(__file__).parent.parent / "shell" / snippet).read_text()
+    program = re.search(r"__sessidx_here_first[= ]'(BEGIN.*?)'", text, re.S)
+    assert program is not None
+    awk = program.group(1)
+    assert f"most = {FIRST_SCREEN_ROWS} " in awk  # the same number as the Python side's
+    (tmp_path / "folders").write_text("/a\n/b\n/here\n/a\n/here\n/b\n")
+    (tmp_path / "rows").write_text("columns\n" + "".join(f"row {i}\n" for i in range(6)))
+    done = subprocess.run(["awk", awk.replace(f"most = {FIRST_SCREEN_ROWS} ", "most = 3 "), str(tmp_path / "folders"),
+                           str(tmp_path / "rows")], capture_output=True, text=True, check=True,
+                          env={"__SESSIDX_HERE": "/here", "PATH": "/usr/bin:/bin"})
+    assert done.stdout.splitlines() == ["columns", "row 2", "row 4", "row 0"]

@@ -118,6 +118,31 @@ def test_the_warm_press_starts_fzf_from_the_shell_and_resumes_the_row_shown(warm
     assert not list(tmp_path.rglob("pwned*"))
 
 
+def test_the_first_screen_holds_the_newest_rows_and_the_fresh_list_the_rest(warm, home, tmp_path):
+    """fzf is given FIRST_SCREEN_ROWS rows to draw at once (this folder's first, when it has
+    any); the fresh list that follows holds every session."""
+    from bighome import make_many_sessions
+
+    from sessidx.picker import FIRST_SCREEN_ROWS
+
+    count = FIRST_SCREEN_ROWS + 40
+    make_many_sessions(home, count - 1)
+    here = tmp_path / "here"
+    session_in(here, home, prompt="The oldest session, in this folder", mtime=time.time() - 900 * 86400)
+    assert warm.until_warm()[-1] == warm.name
+    rows = warm.last_input()
+    assert len(rows) == 1 + FIRST_SCREEN_ROWS and "The oldest session" not in "\n".join(rows)
+    warm.tmux.send("C-o")
+    warm.tmux.until(lambda s: matches(s) == count, "every session, once the fresh list is in", timeout=60)
+    warm.tmux.send("Escape")
+    warm.tmux.until(lambda s: "session>" not in s, "the picker to close")
+
+    warm.run(f"cd {quote(str(here), warm.name)}")
+    warm.press_and_leave()
+    rows = warm.last_input()
+    assert len(rows) == 1 + FIRST_SCREEN_ROWS and "The oldest session" in rows[1], rows[:2]
+
+
 def test_the_warm_press_refuses_carries_and_leaves_as_the_python_one(warm, home, tmp_path):
     loose = session_in(tmp_path / "p", home, prompt="Loose mode session", mode="bypassPermissions")
     session_in(tmp_path / "gone", home, prompt="Session whose folder was deleted")
