@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -161,7 +162,7 @@ def test_a_damaged_id_in_the_cache_is_dropped_when_read(home, bad):
     for args in (["lines"], ["list"]):
         out = run_cli(*args, check=True).stdout
         assert good.session_id[:8] in out and (not bad or bad not in out), args
-        rows = [line for line in out.splitlines() if line.startswith("claude")]
+        rows = [line for line in out.splitlines() if re.sub(r"\x1b\[[0-9;]*m", "", line).startswith("claude")]
         assert len(rows) == 2, (args, out)  # the odd one read again from its file, once
     assert run_cli("preview", "--shell", "bash", f"claude:{bad}").returncode != 0
 
