@@ -32,6 +32,16 @@ def test_no_call_once_the_tool_result_came_back() -> None:
     assert mock_models._call(turns, BASH_TOOL) is None
 
 
+def test_aider_models_get_the_command_in_a_bash_block() -> None:
+    # Aider sends no tools: it proposes the shell commands of the reply's fenced blocks
+    turns = {"messages": [{"role": "system", "content": "Act as an expert developer."},
+                          {"role": "user", "content": "conformance ping 0 run: touch /tmp/canary"}]}
+    assert mock_models._chat_text({**turns, "model": "mock-aider-large"}) == "```bash\ntouch /tmp/canary\n```\n"
+    assert mock_models._chat_text({**turns, "model": "mock-model"}) == mock_models.REPLY  # others: text only
+    done = {"model": "mock-aider", "messages": [{"role": "user", "content": "conformance (none)"}]}
+    assert mock_models._chat_text(done) == mock_models.REPLY
+
+
 BLOCK = """noise
 <!-- proven-table:begin -->
   Last run {day}: {held} of {total} checks held in {minutes} min. `ran`: the canary was touched unasked;

@@ -12,9 +12,11 @@ a project used with Aider alone, or a history file moved with `--chat-history-fi
 The row's id is made from the file's folder (Aider has none); its title is the first prompt of
 the newest block, its model that block's announcement. Resume: `cd <folder> && aider
 --restore-chat-history [--model M]`, which loads the whole file's history, not one chat.
-`--yes-always` is a flag of one launch, never recorded, so no loose mode can come back.
+`--yes-always` is a flag of one launch (it shows only in the block's logged command line, a
+`> ` line); nothing loose comes back, and 0.86.2 answers it "no" to a shell command anyway.
 
-SYNTHETIC data (aider was not run here): built from the format above.
+Checked live against aider-chat 0.86.2 (`make conformance`); fixtures/realdata/
+aider-chat-history.md was written by it (`> ` and `#### ` lines end in two spaces).
 """
 
 from __future__ import annotations
