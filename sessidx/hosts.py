@@ -275,29 +275,7 @@ def write_cache(env: Env, heard: Heard) -> str | None:
         rows_data = marshal.dumps(heard.cached_rows())
     head = marshal.dumps({"version": HOST_CACHE_VERSION, "host": heard.host.name, "note": heard.note,
                           "at": heard.at, "digest": heard.digest})
-    path = cache_file(env, heard.host)
-    if path is None:
-        return cache.write(path, b"")  # its message
-    # a temp file of this process renamed into place, as cache.write does, without `tempfile`
-    # (random, shutil and the compression modules: a tenth of a refresh's start-up)
-    folder = os.path.dirname(path)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        if problem := cache.folder_problem(folder):
-            return problem
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with open(fd, "wb") as f:
-            f.write(b"%08x" % len(head) + head + rows_data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:  # noqa: SIM105 - contextlib would load functools and collections
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return f"cache {path} not written ({exc.strerror or exc})"
-    cache._remove_stale_temps(folder, os.path.basename(path) + ".")
-    return None
+    return cache.write(cache_file(env, heard.host), b"%08x" % len(head) + head + rows_data)
 
 
 REFRESH_WAIT = 2.0  # seconds a warm picker's reload waits for its hosts (keys may go unheard meanwhile)

@@ -24,6 +24,7 @@ import marshal
 import os
 import sys
 
+from sessidx.cache import write
 from sessidx.config import Env, current_env  # (light: a listing needs it anyway)
 
 KEPT_ANSWERS = 8  # a few callers (machines, homes) may refresh against one host, each its own digest
@@ -66,11 +67,8 @@ def _keep(folder: str, digest: str, data: bytes) -> None:
         if os.path.exists(path):
             os.utime(path)  # answered again: among the newest
             return
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        if write(path, data):
+            return
         entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder)
                    if (e.name.endswith(".marshal") and e.name != FRESH) or e.name.endswith(".tmp")]
     except OSError:
@@ -138,14 +136,8 @@ class _Last:
     def save(self, env: Env, digest: str, count: int, settled: int, record: bytes | None) -> None:
         from sessidx.index import cache_path
 
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-                f.write(marshal.dumps((_code(), digest, count, settled, _stamp(cache_path(env)), record)))
-            os.replace(tmp, self.path)
-        except OSError:  # only means builds
-            pass
+        # a record not written only means builds
+        write(self.path, marshal.dumps((_code(), digest, count, settled, _stamp(cache_path(env)), record)))
 
 
 def serve_rows(known: list[str]) -> int:

@@ -12,7 +12,7 @@ import os
 import sys
 
 from sessidx import __version__
-from sessidx.cache import _remove_stale_temps, cache_dir, read
+from sessidx.cache import cache_dir, read, write
 from sessidx.errors import Cancelled, SessidxError
 from sessidx.render import list_width, preview_window, prompt_of
 
@@ -289,7 +289,7 @@ def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], ho
     names first), beside them (`.folders`) each row's folder, a line each, and the newest
     FIRST_SCREEN_ROWS of them (`.first`); rewritten only when they changed. The shell snippets
     read them (see `keep_launch`). A folder that holds a newline is kept as empty: that row is
-    never put first. (Not cache.write: `tempfile` would load `random` and `shutil` into every feed.)"""
+    never put first."""
     path = rows_file(env, width, home_vars)
     if path is None or len(cwds) != len(lines) - 1:
         return
@@ -302,21 +302,8 @@ def save_rows(env: Env, width: int, lines: list[str], cwds: list[str | None], ho
 
 
 def _write_if_changed(path: str, data: bytes) -> None:
-    if read(path)[0] == data:
-        return
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with open(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:  # the kept rows only speed up the next press
-        try:  # noqa: SIM105 - contextlib loads functools and collections into every feed
-            os.unlink(tmp)
-        except OSError:
-            pass
-    _remove_stale_temps(os.path.dirname(path), os.path.basename(path))
+    if read(path)[0] != data:
+        write(path, data)  # what went wrong only costs the next press its kept rows
 
 
 def first_rows(env: Env, width: int, here: str | None) -> bytes | None:
