@@ -397,14 +397,20 @@ def test_a_silent_host_never_holds_a_content_keystroke(client, tmp_path, home):
 # The picker and resume in real shells -----------------------------------------------------------
 
 
+def alpha_and_a_local_row(client: Client, tmp_path: Path, home: Path) -> Sshd:
+    """Host alpha with one session ("remote row from alpha"), and one here ("a local row")."""
+    alpha = make_host(client, tmp_path, "alpha")
+    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
+    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    return alpha
+
+
 @pytest.mark.shell
 def test_the_picker_opens_at_once_with_a_dead_host_and_names_it(client, tmp_path, home, stub_bin):
     from tests.shell_test import Shell
 
     require("tmux")
-    alpha = make_host(client, tmp_path, "alpha")
-    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
-    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    alpha_and_a_local_row(client, tmp_path, home)
     silent = Silent(client, "silent")
     env = {**host_env(client, "alpha silent"), "SESSIDX_HOSTS_TIMEOUT": "12",
            "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
@@ -468,9 +474,7 @@ def test_the_first_press_ever_refreshes_the_hosts_too(client, tmp_path, home, st
     from tests.shell_test import Shell
 
     require("tmux")
-    alpha = make_host(client, tmp_path, "alpha")
-    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
-    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    alpha_and_a_local_row(client, tmp_path, home)
     (tmp_path / "sh").mkdir()
     env = {**host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "30"}
     sh = Shell("bash", tmp_path / "sh", home, stub_bin, rc_extra="\n".join(f"export {k}='{v}'" for k, v in env.items()))
@@ -496,9 +500,7 @@ def test_every_later_press_refreshes_the_hosts(client, tmp_path, home, stub_bin,
     require("tmux")
     shell_name, _, without = shell_name.partition("-without-")
     require(shell_name)
-    alpha = make_host(client, tmp_path, "alpha")
-    ClaudeSession(cwd="/srv/x", prompt="remote row from alpha").write(alpha.home)
-    ClaudeSession(cwd="/l", prompt="a local row").write(home)
+    alpha = alpha_and_a_local_row(client, tmp_path, home)
     (tmp_path / "sh").mkdir()
     # a host slower to answer than the fresh list is to start: only a reload that waits for
     # the refresh this press began shows what the host started since
