@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 
-VERSION = f"1/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = f"2/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
 # Coarser than any local file system's timestamps (FAT's are 2 s), and than a file system
 # clock's lag behind time.time_ns().
 RACY_NS = 3_000_000_000
@@ -134,7 +134,9 @@ class Watch:
         for follow in (True, False):
             looked = sorted(path for path, way in self.seen if way is follow)
             there = [path for path in looked if self.seen[path, follow] is not None]
-            present.append((follow, "\0".join(there), hash(tuple(self.seen[path, follow] for path in there))))
+            for part in range(PARTS):  # in parts: see `begin`
+                paths = there[len(there) * part // PARTS:len(there) * (part + 1) // PARTS]
+                present.append((follow, "\0".join(paths), hash(tuple(self.seen[path, follow] for path in paths))))
             absent.append((follow, "\0".join(path for path in looked if self.seen[path, follow] is None)))
         # HOME too: os.path.expanduser reads it, for a `~` in an app's override variable
         env_vars = {**self.vars, "HOME": self.env.vars.get("HOME")}
@@ -172,21 +174,86 @@ def watched(env: Env, call: Callable[[], Any]) -> Any:
 
 def fresh(record: bytes | None, env: Env) -> bool:
     """Whether every path in `record` (Watch.record) is as it was, and every variable read."""
+    return begin(record, env, apart=False)()
+
+
+# Below this many paths a child (3 ms: the fork, and the pages it makes the caller copy) costs
+# more than the stats it takes; it takes all parts of each way's paths but the last, which the
+# caller stats after its own work (the query: about as long as a third of 10,000 stats).
+APART_AT = 5000
+PARTS = 3
+
+
+def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bool]:
+    """`fresh(record, env)`, begun: with many paths, most of their stats run in a child process
+    beside whatever the caller does next (os.fork: a thread would wait for the caller's
+    interpreter lock between its stats). The function returned stats the rest, waits for the
+    child and says whether all held; nothing the caller found in between may be shown before."""
     if not record:
-        return False
+        return _not_fresh
     try:
         version, home, env_vars, present, absent, names = marshal.loads(record)
-        if version != VERSION or home != env.home:
-            return False
-        if any(env.vars.get(name) != value for name, value in env_vars):
-            return False
+        if version != VERSION or home != env.home or any(env.vars.get(name) != value for name, value in env_vars):
+            return _not_fresh
+        many = apart and hasattr(os, "fork") and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT
+        theirs = [part for i, part in enumerate(present) if i % PARTS != PARTS - 1] if many else []
+        last, names = present[PARTS - 1::PARTS], list(names)
+    except (ValueError, EOFError, TypeError):  # a damaged record
+        return _not_fresh
+    child = _apart(theirs) if theirs else None
+    mine = last if child is not None else present
+
+    def holds() -> bool:
+        held = _holds(mine) and _still_absent(absent) and all(_names(item) for item in names)
+        return _held_apart(child) and held if child is not None else held
+
+    return holds
+
+
+def _not_fresh() -> bool:
+    return False
+
+
+def _holds(present: Any) -> bool:
+    """Whether the paths of these (links followed, joined paths, digest) show what they showed."""
+    try:
         for follow, joined, digest in present:
-            stats = list(map(os.stat if follow else os.lstat, _split(joined)))
+            stats = map(os.stat if follow else os.lstat, _split(joined))
             if hash(tuple(map(_STAMP, stats))) != digest:
                 return False
-        return all(_seen(path, follow) is None for follow, joined in absent for path in _split(joined)) \
-            and all(_names(item) for item in names)
-    except (OSError, ValueError, EOFError, TypeError):  # a path gone, or a damaged record
+        return True
+    except (OSError, ValueError, TypeError):  # a path gone, or a damaged record
+        return False
+
+
+def _still_absent(absent: Any) -> bool:
+    try:  # os.access: no exception made for each path still not there
+        return all(not os.access(path, os.F_OK) if follow else _seen(path, False) is None
+                   for follow, joined in absent for path in _split(joined))
+    except (ValueError, TypeError):
+        return False
+
+
+def _apart(present: Any) -> int | None:
+    """The pid of a child process checking `present` (exit status 0: it holds); None when it
+    cannot be made."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return pid
+    held = False
+    try:
+        held = _holds(present)
+    finally:
+        os._exit(0 if held else 1)  # nothing of the parent's (buffers, atexit, its database) runs here
+
+
+def _held_apart(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, 0)[1] == 0
+    except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored): its verdict is lost
         return False
 
 
