@@ -8,7 +8,9 @@ mode, inode, size and mtime, or that it was not there; a folder's mtime changes 
 entry is added, removed or renamed), with no app named: the os functions themselves are
 watched. `fresh` then stats those paths again, in bulk, and compares: when all is as
 recorded, building the listing again would find every source unchanged, and `sessidx search`
-(or an SSH host asked for its rows) can answer from what it kept without building it.
+(or an SSH host asked for its rows) can answer from what it kept without building it;
+`begin` starts that check so that the search's query runs beside it (most stats of a big
+home in a child process, when a core is free) and is shown only once it held.
 
 What cannot be told from a stat makes a record that is never trusted: a `sources()` that
 writes, removes or renames anything, opens a database through SQLite (which opens files
@@ -177,9 +179,9 @@ def fresh(record: bytes | None, env: Env) -> bool:
     return begin(record, env, apart=False)()
 
 
-# Below this many paths a child (3 ms: the fork, and the pages it makes the caller copy) costs
-# more than the stats it takes; it takes all parts of each way's paths but the last, which the
-# caller stats after its own work (the query: about as long as a third of 10,000 stats).
+# Below this many paths a child (5 ms of CPU: the fork, the pages it makes the caller copy, its
+# exit) costs more than the stats it takes; it takes all parts of each way's paths but the
+# last, which the caller stats after its own work (the query: about a third of 10,000 stats).
 APART_AT = 5000
 PARTS = 3
 
@@ -195,7 +197,7 @@ def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bo
         version, home, env_vars, present, absent, names = marshal.loads(record)
         if version != VERSION or home != env.home or any(env.vars.get(name) != value for name, value in env_vars):
             return _not_fresh
-        many = apart and hasattr(os, "fork") and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT
+        many = apart and _core_free() and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT
         theirs = [part for i, part in enumerate(present) if i % PARTS != PARTS - 1] if many else []
         last, names = present[PARTS - 1::PARTS], list(names)
     except (ValueError, EOFError, TypeError):  # a damaged record
@@ -208,6 +210,16 @@ def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bo
         return _held_apart(child) and held if child is not None else held
 
     return holds
+
+
+def _core_free() -> bool:
+    """Whether a child is likely to have a core to itself: the last minute's load below the
+    cores this process may use, less one. On a busy machine it would only add its own cost."""
+    try:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return hasattr(os, "fork") and os.getloadavg()[0] < cores - 1
+    except OSError:
+        return False
 
 
 def _not_fresh() -> bool:

@@ -20,6 +20,7 @@ from sessidx.config import current_env
 from sessidx.content import kept
 
 BACK = time.time() - 3600
+_REAL_CORE_FREE = freshness._core_free
 
 
 def _age(home: Path) -> None:
@@ -324,6 +325,7 @@ def parted(home: Path, monkeypatch) -> tuple[list[Path], list[Path]]:
     _age(home)
     _refresh()
     monkeypatch.setattr(freshness, "APART_AT", 0)
+    monkeypatch.setattr(freshness, "_core_free", lambda: True)
     apart, mine = _parts()
     transcripts = ([Path(p) for p in apart if p.endswith(".jsonl")], [Path(p) for p in mine if p.endswith(".jsonl")])
     assert transcripts[0] and transcripts[1]
@@ -375,3 +377,16 @@ def test_the_child_leaves_no_process_behind(parted):
     assert _kept("flaky") is not None
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left to reap
+
+
+def test_a_busy_machine_gets_no_child(parted, monkeypatch):
+    """A child only adds its cost when no core is free for it: every part is checked here."""
+    forks: list[int] = []
+    real = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real())
+    assert _kept("flaky") is not None and forks == [1]
+    monkeypatch.setattr(os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    monkeypatch.setattr(freshness, "_core_free", _REAL_CORE_FREE)  # the real look at the load
+    assert _kept("flaky") is not None and forks == [1]
+    _append(parted[0][0], "zebra migration")
+    assert _kept("zebra") is None and forks == [1]
