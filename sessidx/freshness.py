@@ -176,7 +176,8 @@ def watched(env: Env, call: Callable[[], Any]) -> Any:
 
 def fresh(record: bytes | None, env: Env) -> bool:
     """Whether every path in `record` (Watch.record) is as it was, and every variable read."""
-    return begin(record, env, apart=False)()
+    holds = begin(record, env, apart=False)
+    return holds is not None and holds()
 
 
 # Below this many paths a child (5 ms of CPU: the fork, the pages it makes the caller copy, its
@@ -187,28 +188,31 @@ APART_AT = 2000
 PARTS = 3
 
 
-def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bool]:
-    """`fresh(record, env)`, begun: with many paths, most of their stats run in a child process
-    beside whatever the caller does next (os.fork: a thread would wait for the caller's
-    interpreter lock between its stats). The function returned stats the rest, waits for the
-    child and says whether all held; nothing the caller found in between may be shown before."""
+def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bool] | None:
+    """`fresh(record, env)`, begun: with many paths and a core free, most of their stats run in a
+    child process beside whatever the caller does next (os.fork: a thread would wait for the
+    caller's interpreter lock between its stats). The function returned stats the rest, waits
+    for the child and says whether all held; nothing the caller found in between may be shown
+    before. Without a child every stat is made here and now; None when something already
+    does not hold (the caller need not start its work)."""
     if not record:
-        return _not_fresh
+        return None
     try:
         version, home, env_vars, present, absent, names = marshal.loads(record)
         if version != VERSION or home != env.home or any(env.vars.get(name) != value for name, value in env_vars):
-            return _not_fresh
+            return None
         many = apart and _core_free() and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT
         theirs = [part for i, part in enumerate(present) if i % PARTS != PARTS - 1] if many else []
         last, names = present[PARTS - 1::PARTS], list(names)
     except (ValueError, EOFError, TypeError):  # a damaged record
-        return _not_fresh
+        return None
     child = _apart(theirs) if theirs else None
-    mine = last if child is not None else present
+    if child is None:
+        return _fresh if _holds(present) and _still_absent(absent) and all(map(_names, names)) else None
 
     def holds() -> bool:
-        held = _holds(mine) and _still_absent(absent) and all(_names(item) for item in names)
-        return _held_apart(child) and held if child is not None else held
+        held = _holds(last) and _still_absent(absent) and all(map(_names, names))
+        return _held_apart(child) and held
 
     return holds
 
@@ -223,8 +227,8 @@ def _core_free() -> bool:
         return False
 
 
-def _not_fresh() -> bool:
-    return False
+def _fresh() -> bool:
+    return True
 
 
 def _holds(present: Any) -> bool:

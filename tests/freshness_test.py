@@ -390,3 +390,13 @@ def test_a_busy_machine_gets_no_child(parted, monkeypatch):
     assert _kept("flaky") is not None and forks == [1]
     _append(parted[0][0], "zebra migration")
     assert _kept("zebra") is None and forks == [1]
+
+
+def test_without_a_child_a_change_is_seen_before_any_query(made, monkeypatch):
+    from sessidx.content import query
+
+    calls: list[str] = []
+    real = query.search
+    monkeypatch.setattr(query, "search", lambda *a, **k: calls.append("query") or real(*a, **k))
+    _append(made["two"], "zebra migration")
+    assert _kept("zebra") is None and calls == []

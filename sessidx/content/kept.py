@@ -75,7 +75,8 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
         kept = kept_record(db)
         if kept is None or listing_stamp(kept[0]) != kept[1] or not unchanged(db, kept[1]):
             return None
-        holds = begin(kept[2], env)  # the stats go on (half of them in a child) while the query runs
+        if (holds := begin(kept[2], env)) is None:  # most stats of a big home go on in a child
+            return None
         try:
             from sessidx.content import query as content_query
 
