@@ -181,9 +181,10 @@ def fresh(record: bytes | None, env: Env) -> bool:
 
 
 # Below this many paths a child (5 ms of CPU: the fork, the pages it makes the caller copy, its
-# exit) costs more than the stats it takes (measured in-process with a core free: 31 -> 27 ms
-# at 2,239 paths, 79 -> 55 ms at 10,504). It takes all parts of each way's paths but the
-# last, which the caller stats after its own work (the query: about a third of 10,000 stats).
+# exit) costs more than the stats it takes (in-process, the stats beside 20 ms of other work,
+# a core free: 31 -> 27 ms at 2,239 paths, 79 -> 55 ms at 10,504). It takes all but the last
+# part of each way's paths; the caller stats that after its own work (the query: about a
+# third of 10,000 stats).
 APART_AT = 2000
 PARTS = 3
 
