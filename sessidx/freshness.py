@@ -219,11 +219,12 @@ def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bo
 
 
 def _core_free() -> bool:
-    """Whether a child is likely to have a core to itself: the last minute's load below the
-    cores this process may use, less one. On a busy machine it would only add its own cost."""
+    """Whether a child is likely to get a core: the last minute's load below the cores this
+    process may use, plus one. (On 2 vCPUs a child cut the whole search by 9% at 2,200 sessions
+    and 20% at 11,000 at load 2.1-2.6, and added 8% at load 3.6, when the host stole half.)"""
     try:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return hasattr(os, "fork") and os.getloadavg()[0] < cores - 1
+        return hasattr(os, "fork") and os.getloadavg()[0] < cores + 1
     except OSError:
         return False
 
