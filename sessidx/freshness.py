@@ -219,12 +219,20 @@ def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bo
 
 
 def _core_free() -> bool:
-    """Whether a child is likely to get a core: the last minute's load below the cores this
-    process may use, plus one. (On 2 vCPUs a child cut the whole search by 9% at 2,200 sessions
-    and 20% at 11,000 at load 2.1-2.6, and added 8% at load 3.6, when the host stole half.)"""
+    """Whether a child is likely to get a core of its own right now: on Linux, fewer processes
+    running this instant (this one among them) than cores this process may use; elsewhere, the
+    last minute's load below the cores less one. On the 2-vCPU VM a child cut the whole search
+    by 9-20% when the other core was free and added 6-17% when it was not: the load average
+    could not tell those moments apart."""
     try:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return hasattr(os, "fork") and os.getloadavg()[0] < cores + 1
+        if not hasattr(os, "fork") or cores < 2:
+            return False
+        try:
+            with open("/proc/loadavg", "rb") as f:
+                return int(f.read().split()[3].split(b"/")[0]) < cores
+        except (OSError, IndexError, ValueError):
+            return os.getloadavg()[0] < cores - 1
     except OSError:
         return False
 

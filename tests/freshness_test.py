@@ -380,16 +380,32 @@ def test_the_child_leaves_no_process_behind(parted):
 
 
 def test_a_busy_machine_gets_no_child(parted, monkeypatch):
-    """A child only adds its cost when no core is free for it: every part is checked here."""
+    """A child only adds its cost when no core is free for it: every part is checked here then.
+    Busy is told by the processes running this instant (Linux), else by the load average."""
+    import io
+
     forks: list[int] = []
     real = os.fork
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real())
-    assert _kept("flaky") is not None and forks == [1]
-    monkeypatch.setattr(os, "getloadavg", lambda: (64.0, 64.0, 64.0))
-    monkeypatch.setattr(freshness, "_core_free", _REAL_CORE_FREE)  # the real look at the load
+    monkeypatch.setattr(freshness, "_core_free", _REAL_CORE_FREE)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    running = {"now": b"1/80"}
+    monkeypatch.setattr(freshness, "open", lambda path, mode: io.BytesIO(b"9.0 9.0 9.0 " + running["now"] + b" 99"),
+                        raising=False)
+    assert _kept("flaky") is not None and forks == [1]  # only this process running: a core is free
+    running["now"] = b"2/80"
     assert _kept("flaky") is not None and forks == [1]
     _append(parted[0][0], "zebra migration")
     assert _kept("zebra") is None and forks == [1]
+
+    def no_proc(path: str, mode: str) -> None:
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(freshness, "open", no_proc, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert _kept("zebra") is None and forks == [1, 1]
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.5, 1.5))
+    assert _kept("zebra") is None and forks == [1, 1]
 
 
 def test_without_a_child_a_change_is_seen_before_any_query(made, monkeypatch):
