@@ -202,7 +202,7 @@ def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bo
         version, home, env_vars, present, absent, names = marshal.loads(record)
         if version != VERSION or home != env.home or any(env.vars.get(name) != value for name, value in env_vars):
             return None
-        many = apart and _core_free() and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT
+        many = apart and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT and _core_free()
         theirs = [part for i, part in enumerate(present) if i % PARTS != PARTS - 1] if many else []
         last, names = present[PARTS - 1::PARTS], list(names)
     except (ValueError, EOFError, TypeError):  # a damaged record
