@@ -20,6 +20,7 @@ from sessidx.config import current_env
 from sessidx.content import kept
 
 BACK = time.time() - 3600
+_REAL_CORE_FREE = freshness._core_free
 
 
 def _age(home: Path) -> None:
@@ -299,3 +300,119 @@ def test_home_is_checked_for_a_tilde_in_an_override(home, made, monkeypatch, tmp
     parts = list(marshal.loads(record))
     parts[2] = [item for item in parts[2] if item[0] != "HOME"]
     assert freshness.fresh(marshal.dumps(tuple(parts)), current_env())  # the paths alone would not tell
+
+
+def _parts() -> tuple[list[str], list[str]]:
+    """(the paths a child stats, the paths the caller stats after its query), links followed."""
+    present = marshal.loads(_record())[3]
+    split = [(i % freshness.PARTS != freshness.PARTS - 1, joined) for i, (follow, joined, _) in enumerate(present)
+             if follow and joined]
+    return ([p for apart, joined in split if apart for p in joined.split("\0")],
+            [p for apart, joined in split if not apart for p in joined.split("\0")])
+
+
+def _append(path: Path, words: str) -> None:
+    with path.open("ab") as f:
+        f.write(jsonl([{"type": "user", "sessionId": path.stem, "cwd": "/w/any", "uuid": f"u-{words}",
+                        "message": {"role": "user", "content": words}}]))
+
+
+@pytest.fixture
+def parted(home: Path, monkeypatch) -> tuple[list[Path], list[Path]]:
+    """Nine Claude transcripts, kept; every check of them made in parts, a child stats the first."""
+    for i in range(9):
+        ClaudeSession(cwd=f"/w/p{i}", prompt=f"Fix the flaky checkout test number {i}").write(home)
+    _age(home)
+    _refresh()
+    monkeypatch.setattr(freshness, "APART_AT", 0)
+    monkeypatch.setattr(freshness, "_core_free", lambda: True)
+    apart, mine = _parts()
+    transcripts = ([Path(p) for p in apart if p.endswith(".jsonl")], [Path(p) for p in mine if p.endswith(".jsonl")])
+    assert transcripts[0] and transcripts[1]
+    assert _kept("flaky") == _full("flaky")
+    return transcripts
+
+
+def test_a_change_the_child_sees_is_not_answered_from_the_index(parted):
+    _append(parted[0][0], "zebra migration")
+    assert freshness.fresh(_record(), current_env()) is False
+    assert _kept("zebra") is None  # only the child's exit status tells: the caller's paths are as they were
+    assert "zebra" in _full("zebra")
+
+
+def test_a_change_the_caller_sees_is_not_answered_from_the_index(parted):
+    _append(parted[1][0], "zebra migration")
+    assert _kept("zebra") is None
+    assert "zebra" in _full("zebra")
+
+
+def test_a_transcript_appended_while_the_query_runs_takes_the_full_path(parted, monkeypatch):
+    """The caller stats its part after its query: an append during the query is seen, and the
+    hits already found are dropped unshown."""
+    from sessidx.content import query
+
+    real = query.search
+
+    def appending(*args, **kwargs):
+        _append(parted[1][-1], "zebra migration")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(query, "search", appending)
+    assert _kept("flaky") is None
+    monkeypatch.setattr(query, "search", real)
+    assert "zebra" in _full("zebra")
+
+
+def test_without_a_child_every_part_is_checked_here(parted, monkeypatch):
+    def no_fork() -> int:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert _kept("flaky") is not None
+    _append(parted[0][0], "zebra migration")
+    assert _kept("zebra") is None
+
+
+def test_the_child_leaves_no_process_behind(parted):
+    assert _kept("flaky") is not None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left to reap
+
+
+def test_a_busy_machine_gets_no_child(parted, monkeypatch):
+    """A child only adds its cost when no core is free for it: every part is checked here then.
+    Busy is told by the processes running this instant (Linux), else by the load average."""
+    import io
+
+    forks: list[int] = []
+    real = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real())
+    monkeypatch.setattr(freshness, "_core_free", _REAL_CORE_FREE)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    running = {"now": b"1/80"}
+    monkeypatch.setattr(freshness, "open", lambda path, mode: io.BytesIO(b"9.0 9.0 9.0 " + running["now"] + b" 99"),
+                        raising=False)
+    assert _kept("flaky") is not None and forks == [1]  # only this process running: a core is free
+    running["now"] = b"2/80"
+    assert _kept("flaky") is not None and forks == [1]
+    _append(parted[0][0], "zebra migration")
+    assert _kept("zebra") is None and forks == [1]
+
+    def no_proc(path: str, mode: str) -> None:
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(freshness, "open", no_proc, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert _kept("zebra") is None and forks == [1, 1]
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.5, 1.5))
+    assert _kept("zebra") is None and forks == [1, 1]
+
+
+def test_without_a_child_a_change_is_seen_before_any_query(made, monkeypatch):
+    from sessidx.content import query
+
+    calls: list[str] = []
+    real = query.search
+    monkeypatch.setattr(query, "search", lambda *a, **k: calls.append("query") or real(*a, **k))
+    _append(made["two"], "zebra migration")
+    assert _kept("zebra") is None and calls == []

@@ -69,19 +69,26 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
     except (OSError, store.DatabaseError):
         return None
     from sessidx.content.unchanged import listing_stamp, unchanged
-    from sessidx.freshness import fresh
+    from sessidx.freshness import begin
 
     try:
         kept = kept_record(db)
-        if kept is None or listing_stamp(kept[0]) != kept[1] or not unchanged(db, kept[1]) or not fresh(kept[2], env):
+        if kept is None or listing_stamp(kept[0]) != kept[1] or not unchanged(db, kept[1]):
             return None
-        from sessidx.content import query as content_query
+        if (holds := begin(kept[2], env)) is None:  # most stats of a big home go on in a child
+            return None
+        try:
+            from sessidx.content import query as content_query
 
+            hits = content_query.search(db, query, None, limit)
+        finally:
+            held = holds()  # the child is waited for whatever happened
+        if not held:
+            return None  # the hits are dropped unseen: the full path answers
         if sys.stderr.isatty():
             sys.stderr.write("\r\x1b[K")  # as the full path, which clears its progress line
         if cut := content_query.query_note(query):
             render.warn(cut)
-        hits = content_query.search(db, query, None, limit)
     except store.DatabaseError:
         return None  # the full path says so and makes it again
     finally:
