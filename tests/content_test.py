@@ -415,7 +415,8 @@ def test_the_preview_takes_any_pane_width_fzf_may_pass(home):
 
 
 def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, monkeypatch):
-    """A first index of many sessions is read by this process and a forked helper at once."""
+    """A first index of many sessions is read by two forked readers at once, while this
+    process writes what they read."""
     sessions = claude_home(home, *(f"talk about topic{i} and shared words" for i in range(40)))
     readers = tmp_path / "readers"
     readers.touch()
@@ -423,15 +424,15 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     parent = os.getpid()
     two_cores = len(os.sched_getaffinity(0)) > 1
 
-    def helper_has_read() -> bool:
-        return any(pid != str(parent) for pid in readers.read_text().split())
+    def another_has_read() -> bool:
+        return any(pid != str(os.getpid()) for pid in readers.read_text().split())
 
-    def read_and_note(source, start):  # the helper is forked: it runs this too
-        deadline = time.monotonic() + 5  # this process waits until the helper has read one: both surely read
-        while two_cores and os.getpid() == parent and not helper_has_read() and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def read_and_note(source, start):  # the readers are forked: they run this
         with readers.open("a") as f:
             f.write(f"{os.getpid()}\n")
+        deadline = time.monotonic() + 5  # each waits until another has read one: both surely read
+        while two_cores and not another_has_read() and time.monotonic() < deadline:
+            time.sleep(0.01)
         return read(source, start)
 
     monkeypatch.setattr(reading, "_read", read_and_note)
@@ -441,7 +442,8 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL again after the load without fsync
     assert len(readers.read_text().split()) == 40  # each read once
     if two_cores:
-        assert len(set(readers.read_text().split())) == 2
+        pids = set(readers.read_text().split())
+        assert len(pids) == reading.READERS and str(parent) not in pids
     for i in (0, 17, 39):
         assert found(db, f"topic{i}") == [sessions[i].session_id]
     assert len(found(db, "shared words")) == 40
@@ -459,21 +461,19 @@ def test_records_are_read_as_json_loads_reads_them():
 
 
 def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkeypatch):
-    """Ctrl-C during a first index (two processes reading): what was committed stays, the
-    helper is gone, and the next refresh reads only the rest."""
+    """Ctrl-C during a first index (forked readers reading): what was committed stays, the
+    helpers are gone, and the next refresh reads only the rest."""
     claude_home(home, *(f"talk about subject{i}" for i in range(30)))
-    read = reading._read
-    parent = os.getpid()
+    stored = reading._store
     seen = []
 
-    def interrupted_read(source, start):
-        if os.getpid() == parent:
-            seen.append(source.key)
-            if len(seen) == 5:
-                raise KeyboardInterrupt
-        return read(source, start)
+    def interrupted_store(db, source, *args, **kwargs):
+        seen.append(source.key)
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+        return stored(db, source, *args, **kwargs)
 
-    monkeypatch.setattr(reading, "_read", interrupted_read)
+    monkeypatch.setattr(reading, "_store", interrupted_store)
     monkeypatch.setattr(reading, "BULK", 10)
     monkeypatch.setattr(reading, "COMMIT_SECONDS", 0)  # a commit after each session
     with pytest.raises(KeyboardInterrupt):
@@ -482,7 +482,7 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
     db = store.connect(current_env())
     kept = db.execute("SELECT count(*) FROM source WHERE stamp != ''").fetchone()[0]
     assert 4 <= kept < 30
-    monkeypatch.setattr(reading, "_read", read)
+    monkeypatch.setattr(reading, "_store", stored)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 30 - kept and stats["reindexed"] == 0
     assert len(found(db, "talk")) == 30
