@@ -1,4 +1,4 @@
-"""Indexing: sources read incrementally (appends only), by forked readers while this process writes."""
+"""Indexing: sources read incrementally (appends only), by forked readers while this process writes (and reads)."""
 
 from __future__ import annotations
 
@@ -268,9 +268,10 @@ def _read_all(plans: list[Plan], helpers: _Helpers | None) -> Iterator[tuple[int
         yield i, _read(*plans[i])
 
 
-# Forked readers of a first index. With two, this process only writes to SQLite (a third of
-# the work: FTS5's tokenizing), so the readers and the writer keep both cores busy, and the
-# writer's caches are not spent on parsing between its inserts.
+# Forked readers of a first index: with this many, this process only writes to SQLite (a
+# third of the work: FTS5's tokenizing). One core is left for the writer: with two cores,
+# one reader, and this process reads too when it has nothing to write. (More processes than
+# cores gain nothing: Linux shares the CPU between sessions, not processes.)
 READERS = 2
 
 
@@ -306,11 +307,13 @@ class _Helpers:
         self.children: list[_Child] = []
 
     @classmethod
-    def start(cls, plans: list[Plan], readers: int | None = None) -> _Helpers | None:
-        """READERS helpers reading `plans` (fewer where no more can be forked); None with one
-        core, or where fork or shared memory is not allowed (a sandbox)."""
+    def start(cls, plans: list[Plan]) -> _Helpers | None:
+        """Helpers reading `plans`, up to READERS and one fewer than the cores (fewer where no
+        more can be forked); None with one core, or where fork or shared memory is not
+        allowed (a sandbox)."""
         try:
-            if len(os.sched_getaffinity(0)) < 2:
+            cores = len(os.sched_getaffinity(0))
+            if cores < 2:
                 return None
             import mmap
 
@@ -322,7 +325,7 @@ class _Helpers:
         helpers = cls(counter, token)
         try:
             os.write(token[1], b".")
-            for _ in range(READERS if readers is None else readers):
+            for _ in range(min(READERS, cores - 1)):
                 helpers.children.append(helpers._fork(plans))
         except OSError:
             pass
