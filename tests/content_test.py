@@ -547,6 +547,35 @@ def test_what_a_helper_that_died_took_is_read_by_this_process(home, monkeypatch)
     assert children() == []
 
 
+def test_a_reader_that_died_holding_the_token_stops_nobody(home, tmp_path, monkeypatch):
+    """Two readers (three cores or more): one killed while it holds the token that guards the
+    shared counter; the other goes on without it, and every session is indexed once."""
+    claude_home(home, *(f"talk about part{i}" for i in range(30)))
+    parent = os.getpid()
+    died = tmp_path / "died"
+    take = reading._Helpers.take
+
+    def take_or_die(self):
+        if os.getpid() != parent:
+            try:
+                os.close(os.open(died, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return take(self)
+            self._token()
+            os._exit(9)  # the first reader to get here, the token in hand
+        return take(self)
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)))
+    monkeypatch.setattr(reading._Helpers, "take", take_or_die)
+    monkeypatch.setattr(reading, "BULK", 10)
+    started = time.monotonic()
+    stats, db = refresh(home, monkeypatch)
+    assert time.monotonic() - started < 30  # it waited once (5 s), not at each session
+    assert died.exists() and stats["sources"] == 30
+    assert len(found(db, "talk")) == 30 and db.execute("SELECT count(*) FROM chunk").fetchone()[0] == 30
+    assert children() == []
+
+
 def children() -> list[str]:
     """This process's child processes, zombies too (Linux)."""
     return [pid for task in os.listdir(f"/proc/{os.getpid()}/task")

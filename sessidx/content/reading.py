@@ -100,7 +100,7 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
     last_commit = time.monotonic()
     written = _Written(db)
     # where each source's reading starts, then the helpers reading them while this process
-    # writes their rows
+    # writes their rows (and, with two cores, reads some too)
     plans = [(source, _start(source, known.get(source.key))) for source in todo]
     helpers = _Helpers.start(plans) if len(plans) >= BULK else None
     try:
@@ -259,7 +259,7 @@ def _read_all(plans: list[Plan], helpers: _Helpers | None) -> Iterator[tuple[int
             if not mine_done:
                 i = helpers.take()
                 mine_done = i >= len(plans)
-                if not mine_done:
+                if not mine_done and not handed[i]:  # (a reader that went on without the token)
                     handed[i] = True
                     yield i, _read(*plans[i])
     finally:
@@ -366,31 +366,31 @@ class _Helpers:
 
     def take(self) -> int:
         """The next plan's index, for whichever process asks."""
-        held = self._token()
+        self._token()
         try:
             i = int.from_bytes(self.counter[:8], "little")
             self.counter[:8] = (i + 1).to_bytes(8, "little")
         finally:
-            if held:
-                os.write(self.token[1], b".")
+            os.write(self.token[1], b".")
         return i
 
-    def _token(self) -> bool:
-        """The token taken; False when another process died holding it (this one then goes
-        on without: at worst a source is read twice, and handed over once)."""
+    def _token(self) -> None:
+        """The token taken; or, where another process died holding it, a new one in its place
+        (one that was only stopped may come back with the old one: then a source may be read
+        twice, and is handed over once)."""
         import select
 
         waited = 0
         while not select.select([self.token[0]], [], [], 1.0)[0]:
             waited += 1
-            if self.parent is not None and (os.getppid() != self.parent or waited > 5):
+            if self.parent is not None:
                 if os.getppid() != self.parent:
                     os._exit(0)  # a helper, its parent gone
-                return False  # a sibling died holding it (or is stopped: then it reads twice)
-            if self.parent is None and any(child.gone() for child in self.children):
-                return False
+                if waited >= 5:
+                    return  # a sibling died holding it
+            elif any(child.gone() for child in self.children):
+                return
         os.read(self.token[0], 1)
-        return True
 
     def run(self, plans: list[Plan], results: int) -> None:
         """A child's work: it never touches the parent's database connection, holds none of
