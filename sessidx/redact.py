@@ -42,6 +42,10 @@ _WINDOW = 96  # how far before a run a provider's name may stand (gitleaks: 50 +
 # token characters to "k", other ASCII to " ", the rest kept: runs are then found by str.find, in C
 _MASK = {c: "k" if chr(c) in _TOKEN else " " for c in range(128)}
 _ASCII_MASK = bytes(ord(_MASK[c]) if c < 128 else 32 for c in range(256))  # the same, for ASCII text as bytes
+_RUN_OF_K = b"k" * _RUN
+# ASCII letters to "a", digits to "d", the rest to ".": a run's letters and digits counted in C
+_ASCII_KINDS = bytes(97 if chr(c).isalpha() and c < 128 else 100 if chr(c).isdigit() and c < 128 else 46
+                     for c in range(256))
 _DIGITS = frozenset("0123456789")
 _HEX = frozenset("0123456789abcdef")
 _PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxa-", "xoxb-", "xoxe-",
@@ -79,13 +83,16 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):  # a character whose lower case is longer: places would shift
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    for at, end in token_runs(text):
-        run = text[at:end]
-        if _DIGITS.isdisjoint(run):  # most runs: words, names and paths
-            if len(run) >= 40 or (not run.islower() and run.startswith(_PREFIXES)):
+    if text.isascii():
+        _ascii_runs(text, low, spans)
+    else:
+        for at, end in token_runs(text):
+            run = text[at:end]
+            if _DIGITS.isdisjoint(run):  # most runs: words, names and paths
+                if len(run) >= 40 or (not run.islower() and run.startswith(_PREFIXES)):
+                    _judge_run(text, low, at, end, run, spans)
+            elif sum(c.isalpha() for c in run) >= 2:
                 _judge_run(text, low, at, end, run, spans)
-        elif sum(c.isalpha() for c in run) >= 2:
-            _judge_run(text, low, at, end, run, spans)
     for word in _TRIGGERS:
         at = low.find(word)
         while at >= 0:
@@ -100,19 +107,39 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     return _merged(spans)
 
 
+def _ascii_runs(text: str, low: str, spans: list[tuple[int, int]]) -> None:
+    """The runs of ASCII text judged as secret_spans judges any: by byte counts of a second
+    translation (letters, digits), in C, no run copied out unless judged (most of an index's
+    masking time was spent looking at runs that are words and paths)."""
+    raw = text.encode("ascii")
+    runs = raw.translate(_ASCII_MASK)
+    kinds = raw.translate(_ASCII_KINDS)
+    at = runs.find(_RUN_OF_K)
+    while at >= 0:
+        end = runs.find(b" ", at)
+        if end < 0:
+            end = len(runs)
+        if kinds.find(b"d", at, end) < 0:  # most runs: words, names and paths
+            if end - at >= 40 or (text.startswith(_PREFIXES, at, end) and not text[at:end].islower()):
+                _judge_run(text, low, at, end, text[at:end], spans)
+        elif kinds.count(b"a", at, end) >= 2:
+            _judge_run(text, low, at, end, text[at:end], spans)
+        at = runs.find(_RUN_OF_K, end)
+
+
 def token_runs(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each run of at least _RUN token characters, found with str.translate
     and str.find (in C: a regex takes 4 times as long); ASCII text by bytes.translate, a table
     lookup per byte (twice as fast as str.translate's)."""
     if text.isascii():
         ascii_masked = text.encode("ascii").translate(_ASCII_MASK)
-        at = ascii_masked.find(b"k" * _RUN)
+        at = ascii_masked.find(_RUN_OF_K)
         while at >= 0:
             end = ascii_masked.find(b" ", at)
             if end < 0:
                 end = len(ascii_masked)
             yield at, end
-            at = ascii_masked.find(b"k" * _RUN, end)
+            at = ascii_masked.find(_RUN_OF_K, end)
         return
     masked = text.translate(_MASK)
     plain = masked.isascii()
@@ -321,6 +348,14 @@ def _pattern(name: str) -> Any:
     return _patterns[name]
 
 
+def warm() -> None:
+    """The patterns masking an index's worth of text comes to, compiled now: before a first
+    index forks its readers, which then share them rather than each compiling its own."""
+    for name in _PATTERNS:
+        _pattern(name)
+    _keyword_finder()
+
+
 def _value_span(m: Any) -> tuple[int, int] | None:
     for name in ("dq", "sq", "bq", "v"):
         if name in m.re.groupindex and m.group(name):
@@ -354,7 +389,11 @@ def _after_key_word(text: str, low: str, at: int, word: str, spans: list[tuple[i
         if span := _value_span(m):
             spans.append(span)
         return
+    window = text[at:at + 40]  # both need what follows the key word within reach: not worth a match without
     for name in ("assign", "spaced"):
+        if (name == "assign" and "=" not in window and ":" not in window
+                or name == "spaced" and " " not in window[:12] and "\t" not in window[:12]):
+            continue
         m = _pattern(name).match(text, at)
         if m and (span := _value_span(m)):
             value = text[span[0]:span[1]]

@@ -414,24 +414,27 @@ def test_the_preview_takes_any_pane_width_fzf_may_pass(home):
         assert done.returncode == 0 and "Fix the flaky login test" in done.stdout, (columns, done.stderr)
 
 
-def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, monkeypatch):
-    """A first index of many sessions is read by this process and a forked helper at once."""
+@pytest.mark.parametrize("cores", [2, 4])
+def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, monkeypatch, cores):
+    """A first index of many sessions is read by two processes at once: with two cores, this
+    one and a forked reader; with more, two forked readers while this one writes."""
     sessions = claude_home(home, *(f"talk about topic{i} and shared words" for i in range(40)))
     readers = tmp_path / "readers"
     readers.touch()
     read = reading._read
     parent = os.getpid()
     two_cores = len(os.sched_getaffinity(0)) > 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
 
-    def helper_has_read() -> bool:
-        return any(pid != str(parent) for pid in readers.read_text().split())
+    def another_has_read() -> bool:
+        return any(pid != str(os.getpid()) for pid in readers.read_text().split())
 
-    def read_and_note(source, start):  # the helper is forked: it runs this too
-        deadline = time.monotonic() + 5  # this process waits until the helper has read one: both surely read
-        while two_cores and os.getpid() == parent and not helper_has_read() and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def read_and_note(source, start):  # the readers are forked: they run this
         with readers.open("a") as f:
             f.write(f"{os.getpid()}\n")
+        deadline = time.monotonic() + 5  # each waits until another has read one: both surely read
+        while two_cores and not another_has_read() and time.monotonic() < deadline:
+            time.sleep(0.01)
         return read(source, start)
 
     monkeypatch.setattr(reading, "_read", read_and_note)
@@ -440,8 +443,11 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     assert stats["sources"] == 40 and stats["messages"] >= 40
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL again after the load without fsync
     assert len(readers.read_text().split()) == 40  # each read once
-    if two_cores:
-        assert len(set(readers.read_text().split())) == 2
+    pids = set(readers.read_text().split())
+    if two_cores and cores > reading.READERS:  # this process only writes
+        assert len(pids) == reading.READERS and str(parent) not in pids
+    elif two_cores:  # a reader, and this process reads too
+        assert str(parent) in pids and len(pids) == 2
     for i in (0, 17, 39):
         assert found(db, f"topic{i}") == [sessions[i].session_id]
     assert len(found(db, "shared words")) == 40
@@ -459,21 +465,19 @@ def test_records_are_read_as_json_loads_reads_them():
 
 
 def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkeypatch):
-    """Ctrl-C during a first index (two processes reading): what was committed stays, the
-    helper is gone, and the next refresh reads only the rest."""
+    """Ctrl-C during a first index (forked readers reading): what was committed stays, the
+    helpers are gone, and the next refresh reads only the rest."""
     claude_home(home, *(f"talk about subject{i}" for i in range(30)))
-    read = reading._read
-    parent = os.getpid()
+    stored = reading._store
     seen = []
 
-    def interrupted_read(source, start):
-        if os.getpid() == parent:
-            seen.append(source.key)
-            if len(seen) == 5:
-                raise KeyboardInterrupt
-        return read(source, start)
+    def interrupted_store(db, source, *args, **kwargs):
+        seen.append(source.key)
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+        return stored(db, source, *args, **kwargs)
 
-    monkeypatch.setattr(reading, "_read", interrupted_read)
+    monkeypatch.setattr(reading, "_store", interrupted_store)
     monkeypatch.setattr(reading, "BULK", 10)
     monkeypatch.setattr(reading, "COMMIT_SECONDS", 0)  # a commit after each session
     with pytest.raises(KeyboardInterrupt):
@@ -482,7 +486,7 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
     db = store.connect(current_env())
     kept = db.execute("SELECT count(*) FROM source WHERE stamp != ''").fetchone()[0]
     assert 4 <= kept < 30
-    monkeypatch.setattr(reading, "_read", read)
+    monkeypatch.setattr(reading, "_store", stored)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 30 - kept and stats["reindexed"] == 0
     assert len(found(db, "talk")) == 30
@@ -540,6 +544,35 @@ def test_what_a_helper_that_died_took_is_read_by_this_process(home, monkeypatch)
     monkeypatch.setattr(reading, "BULK", 10)
     stats, db = refresh(home, monkeypatch)
     assert stats["sources"] == 30 and len(found(db, "talk")) == 30
+    assert children() == []
+
+
+def test_a_reader_that_died_holding_the_token_stops_nobody(home, tmp_path, monkeypatch):
+    """Two readers (three cores or more): one killed while it holds the token that guards the
+    shared counter; the other goes on without it, and every session is indexed once."""
+    claude_home(home, *(f"talk about part{i}" for i in range(30)))
+    parent = os.getpid()
+    died = tmp_path / "died"
+    take = reading._Helpers.take
+
+    def take_or_die(self):
+        if os.getpid() != parent:
+            try:
+                os.close(os.open(died, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return take(self)
+            self._token()
+            os._exit(9)  # the first reader to get here, the token in hand
+        return take(self)
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)))
+    monkeypatch.setattr(reading._Helpers, "take", take_or_die)
+    monkeypatch.setattr(reading, "BULK", 10)
+    started = time.monotonic()
+    stats, db = refresh(home, monkeypatch)
+    assert time.monotonic() - started < 30  # it waited once (5 s), not at each session
+    assert died.exists() and stats["sources"] == 30
+    assert len(found(db, "talk")) == 30 and db.execute("SELECT count(*) FROM chunk").fetchone()[0] == 30
     assert children() == []
 
 

@@ -1,4 +1,4 @@
-"""Indexing: sources read incrementally (appends only), by this process and a forked helper."""
+"""Indexing: sources read incrementally (appends only), by forked readers while this process writes (and reads)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sessidx.content.store import Progress, rebuild_if_mostly_dead
 from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
 from sessidx.readers import open_regular
-from sessidx.redact import mask
+from sessidx.redact import mask, warm
 
 if TYPE_CHECKING:
     import sqlite3  # the package: store opens the C module alone
@@ -99,13 +99,13 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         stats["removed"] += 1
     last_commit = time.monotonic()
     written = _Written(db)
-    # where each source's reading starts, then the helper reading them while this process
-    # writes their rows (and reads some too)
+    # where each source's reading starts, then the helpers reading them while this process
+    # writes their rows (and, with two cores, reads some too)
     plans = [(source, _start(source, known.get(source.key))) for source in todo]
-    helper = _Helper.start(plans) if len(plans) >= BULK else None
+    helpers = _Helpers.start(plans) if len(plans) >= BULK else None
     try:
         ids = [_prepare(db, source, known.get(source.key), start, stats) for source, start in plans]
-        for i, got in _read_all(plans, helper):
+        for i, got in _read_all(plans, helpers):
             source, source_id = plans[i][0], ids[i]
             while True:
                 more = _more(source, got)
@@ -131,8 +131,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
             db.execute("ROLLBACK")  # the source being read is read again next time
         raise
     finally:
-        if helper is not None:
-            helper.stop()
+        if helpers is not None:
+            helpers.stop()
         if bulk:
             db.execute("INSERT INTO said(said, rank) VALUES ('automerge', 4)")  # FTS5's default
     rebuild_if_mostly_dead(db)
@@ -236,125 +236,164 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
     stats["bytes"] += read
 
 
-def _read_all(plans: list[Plan], helper: _Helper | None) -> Iterator[tuple[int, Read]]:
-    """(index in `plans`, what was read) of each planned source, in any order. With a helper
-    (a first index: many sources) they are read by this process and the forked one at once,
-    each taking the next unread source, while this one also writes to SQLite; without one
-    (a few sources, or where no helper can be started) here, as are any the helper took but
-    did not hand over (it died)."""
-    if helper is None:
+def _read_all(plans: list[Plan], helpers: _Helpers | None) -> Iterator[tuple[int, Read]]:
+    """(index in `plans`, what was read) of each planned source, in any order. With helpers
+    (a first index: many sources) they are read by the forked readers, each taking the next
+    unread source, while this process writes what they hand over to SQLite (and reads too
+    when only one could be started); without (a few sources, or where no helper can be
+    started) here, as are any a helper took but did not hand over (it died)."""
+    if helpers is None:
         for i, (source, start) in enumerate(plans):
             yield i, _read(source, start)
         return
     handed = [False] * len(plans)
-    mine_done = False
+    mine_done = len(helpers.children) >= READERS  # enough readers: this process only writes
     try:
-        while not mine_done or not helper.finished:
-            # what the helper read first: it is waiting to hand it over; once this process
-            # has nothing left to read, it waits for the rest
-            for i, got in helper.received(wait=mine_done):
+        while not mine_done or not helpers.finished:
+            # what the helpers read first: they wait to hand it over; once this process has
+            # nothing left to read (or reads nothing), it waits for the rest
+            for i, got in helpers.received(wait=mine_done):
                 if 0 <= i < len(plans) and not handed[i]:
                     handed[i] = True
                     yield i, got
             if not mine_done:
-                i = helper.take()
+                i = helpers.take()
                 mine_done = i >= len(plans)
-                if not mine_done:
+                if not mine_done and not handed[i]:  # (a reader that went on without the token)
                     handed[i] = True
                     yield i, _read(*plans[i])
     finally:
-        helper.stop()
+        helpers.stop()
     for i in (i for i, done in enumerate(handed) if not done):  # taken by a helper that died
         yield i, _read(*plans[i])
 
 
-class _Helper:
-    """A forked reader of the plans, by os.fork and pipes (`multiprocessing` costs a first
-    index 40 ms of imports before it starts). Both processes take the next plan from a
-    counter in shared memory, guarded by a token in a pipe; the helper hands each source's
-    Read over another pipe, marshalled, and dies with this process."""
+# Forked readers of a first index: with this many, this process only writes to SQLite (a
+# third of the work: FTS5's tokenizing). One core is left for the writer: with two cores,
+# one reader, and this process reads too when it has nothing to write. (More processes than
+# cores gain nothing: Linux shares the CPU between sessions, not processes.)
+READERS = 2
 
-    def __init__(self, counter: Any, token: tuple[int, int], results: int, pid: int,
-                 parent: int | None = None) -> None:
-        self.counter = counter
-        self.parent = parent  # in the helper: its parent's pid
-        self.token = token
-        self.results = results
+
+class _Child:
+    """One forked reader as this process sees it: its pid and the pipe it hands Reads over."""
+
+    def __init__(self, pid: int, results: int) -> None:
         self.pid = pid
+        self.results = results
         self.buffer = bytearray()
         self.finished = False  # it handed over all it will: its pipe is closed
         self.reaped = False
 
+    def gone(self) -> bool:
+        if not self.reaped:
+            try:
+                self.reaped = os.waitpid(self.pid, os.WNOHANG)[0] != 0
+            except ChildProcessError:
+                self.reaped = True
+        return self.reaped
+
+
+class _Helpers:
+    """Forked readers of the plans, by os.fork and pipes (`multiprocessing` costs a first
+    index 40 ms of imports before it starts). Every process takes the next plan from a
+    counter in shared memory, guarded by a token in a pipe; each helper hands each source's
+    Read over a pipe of its own, marshalled, and dies with this process."""
+
+    def __init__(self, counter: Any, token: tuple[int, int], parent: int | None = None) -> None:
+        self.counter = counter
+        self.parent = parent  # in a helper: its parent's pid
+        self.token = token
+        self.children: list[_Child] = []
+
     @classmethod
-    def start(cls, plans: list[Plan]) -> _Helper | None:
-        """The helper reading `plans`; None with one core, or where fork or shared memory is
-        not allowed (a sandbox)."""
+    def start(cls, plans: list[Plan]) -> _Helpers | None:
+        """Helpers reading `plans`, up to READERS and one fewer than the cores (fewer where no
+        more can be forked); None with one core, or where fork or shared memory is not
+        allowed (a sandbox)."""
         try:
-            if len(os.sched_getaffinity(0)) < 2:
+            cores = len(os.sched_getaffinity(0))
+            if cores < 2:
                 return None
             import mmap
 
-            counter = mmap.mmap(-1, 8)  # anonymous and shared: the child sees what this writes
+            counter = mmap.mmap(-1, 8)  # anonymous and shared: the children see what this writes
             token = os.pipe()
         except (AttributeError, ImportError, OSError, ValueError):
             return None
-        results: tuple[int, ...] = ()
+        warm()  # the readers' patterns, compiled once for all of them
+        helpers = cls(counter, token)
         try:
-            results = os.pipe()
-            _bigger_pipe(results[1])
             os.write(token[1], b".")
-            parent = os.getpid()
+            for _ in range(min(READERS, cores - 1)):
+                helpers.children.append(helpers._fork(plans))
+        except OSError:
+            pass
+        if not helpers.children:
+            helpers.stop()
+            return None
+        return helpers
+
+    def _fork(self, plans: list[Plan]) -> _Child:
+        results = os.pipe()
+        _bigger_pipe(results[1])
+        parent = os.getpid()
+        try:
             pid = os.fork()
         except OSError:
-            counter.close()
-            for fd in token + results:
-                os.close(fd)
-            return None
+            os.close(results[0])
+            os.close(results[1])
+            raise
         if pid == 0:  # the child: never returns into the caller
             code = 1
             try:
                 os.close(results[0])
-                cls(counter, token, results[1], os.getpid(), parent).run(plans)
+                for sibling in self.children:  # its elder siblings' pipes are the parent's
+                    os.close(sibling.results)
+                self.children = []
+                self.parent = parent
+                self.run(plans, results[1])
                 code = 0
             finally:
                 os._exit(code)
         os.close(results[1])
         os.set_blocking(results[0], False)
-        return cls(counter, token, results[0], pid)
+        return _Child(pid, results[0])
+
+    @property
+    def finished(self) -> bool:
+        return all(child.finished for child in self.children)
 
     def take(self) -> int:
         """The next plan's index, for whichever process asks."""
-        held = self._token()
+        self._token()
         try:
             i = int.from_bytes(self.counter[:8], "little")
             self.counter[:8] = (i + 1).to_bytes(8, "little")
         finally:
-            if held:
-                os.write(self.token[1], b".")
+            os.write(self.token[1], b".")
         return i
 
-    def _token(self) -> bool:
-        """The token taken; False when the other process died holding it (this one then
-        goes on alone)."""
+    def _token(self) -> None:
+        """The token taken; or, where another process died holding it, a new one in its place
+        (one that was only stopped may come back with the old one: then a source may be read
+        twice, and is handed over once)."""
         import select
 
+        waited = 0
         while not select.select([self.token[0]], [], [], 1.0)[0]:
-            if self.parent is not None and os.getppid() != self.parent:
-                os._exit(0)  # the helper, its parent gone
-            if self.parent is None and self._gone():
-                return False
+            waited += 1
+            if self.parent is not None:
+                if os.getppid() != self.parent:
+                    os._exit(0)  # a helper, its parent gone
+                if waited >= 5:
+                    return  # a sibling died holding it
+            elif any(child.gone() for child in self.children):
+                return
         os.read(self.token[0], 1)
-        return True
 
-    def _gone(self) -> bool:
-        try:
-            self.reaped = os.waitpid(self.pid, os.WNOHANG)[0] != 0
-        except ChildProcessError:
-            self.reaped = True
-        return self.reaped
-
-    def run(self, plans: list[Plan]) -> None:
-        """The child's work: it never touches the parent's database connection, holds none of
+    def run(self, plans: list[Plan], results: int) -> None:
+        """A child's work: it never touches the parent's database connection, holds none of
         its lock, and dies with it (a parent killed by SIGKILL or SIGTERM must not leave it
         blocked on a full pipe for good)."""
         import signal
@@ -373,44 +412,50 @@ class _Helper:
             if os.getppid() != parent:  # where there is no PR_SET_PDEATHSIG
                 return
             data = marshal.dumps((i, got))
-            _write_all(self.results, len(data).to_bytes(8, "little") + data)
+            _write_all(results, len(data).to_bytes(8, "little") + data)
 
     def received(self, wait: bool) -> Iterator[tuple[int, Read]]:
-        """What the helper handed over so far; with `wait`, at least one more, or its end."""
+        """What the helpers handed over so far; with `wait`, at least one more, or their end."""
         while True:
-            try:
-                data = os.read(self.results, 1 << 20)
-            except BlockingIOError:
-                data = None
-            if data == b"":
-                self.finished = True  # it ended (or died): what it did not hand over is read here
-            elif data:
-                self.buffer += data
-            while len(self.buffer) >= 8 and len(self.buffer) >= 8 + (n := int.from_bytes(self.buffer[:8], "little")):
-                item = marshal.loads(self.buffer[8:8 + n])
-                del self.buffer[:8 + n]
-                wait = False
-                yield item
+            for child in self.children:
+                if child.finished:
+                    continue
+                try:
+                    data = os.read(child.results, 1 << 20)
+                except BlockingIOError:
+                    data = None
+                if data == b"":
+                    child.finished = True  # it ended (or died): what it did not hand over is read here
+                elif data:
+                    child.buffer += data
+                buffer = child.buffer
+                while len(buffer) >= 8 and len(buffer) >= 8 + (n := int.from_bytes(buffer[:8], "little")):
+                    item = marshal.loads(buffer[8:8 + n])
+                    del buffer[:8 + n]
+                    wait = False
+                    yield item
             if not wait or self.finished:
                 return
             import select
 
-            select.select([self.results], [], [], 0.5)
+            select.select([c.results for c in self.children if not c.finished], [], [], 0.5)
 
     def stop(self) -> None:
-        """The helper gone, killed if need be, and its pipes closed (once: then nothing)."""
+        """The helpers gone, killed if need be, and the pipes closed (once: then nothing)."""
         import signal
 
         if self.counter.closed:
             return
-        if not self.reaped:
-            try:
-                if not self.finished:
-                    os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except OSError:  # gone already
-                pass
-        for fd in (self.results, *self.token):
+        for child in self.children:
+            if not child.reaped:
+                try:
+                    if not child.finished:
+                        os.kill(child.pid, signal.SIGKILL)
+                    os.waitpid(child.pid, 0)
+                except OSError:  # gone already
+                    pass
+            os.close(child.results)
+        for fd in self.token:
             os.close(fd)
         self.counter.close()
 
@@ -472,13 +517,32 @@ class _Written:
     """FTS rows and characters of text written since the last rebuild, kept here while
     indexing and saved just before each commit: a statement that may change several rows
     (as an UPDATE of `rows` may) makes FTS5 write out what it holds in memory, a segment
-    per session otherwise (measured: 1.0 s of a 3.2 s cold index)."""
+    per session otherwise (measured: 1.0 s of a 3.2 s cold index). The FTS rows themselves
+    wait here too, up to BATCH_TEXT characters: FTS5 tokenizes a batch faster than the same
+    rows one session at a time between the reads of the others."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.fts, self.text = db.execute("SELECT fts, text FROM rows").fetchone()
+        self.pending: list[tuple[int, str]] = []
+        self.pending_text = 0
+
+    def add(self, db: sqlite3.Connection, rows: list[tuple[int, str]]) -> None:
+        self.pending += rows
+        self.pending_text += sum(len(body) for _, body in rows)
+        if self.pending_text >= BATCH_TEXT:
+            self.flush(db)
+
+    def flush(self, db: sqlite3.Connection) -> None:
+        if self.pending:
+            db.executemany("INSERT INTO said(rowid, body) VALUES (?, ?)", self.pending)
+        self.pending, self.pending_text = [], 0
 
     def save(self, db: sqlite3.Connection) -> None:
+        self.flush(db)
         db.execute("UPDATE rows SET fts = ?, text = ?", (self.fts, self.text))
+
+
+BATCH_TEXT = 1024 * 1024
 
 
 def _insert(db: sqlite3.Connection, source_id: int, chunks: list[tuple[list[int], str]], written: _Written) -> None:
@@ -487,6 +551,6 @@ def _insert(db: sqlite3.Connection, source_id: int, chunks: list[tuple[list[int]
     first = written.fts + 1  # row ids are never used twice
     db.executemany("INSERT INTO chunk(id, source, places) VALUES (?, ?, ?)",
                    [(first + i, source_id, marshal.dumps(places)) for i, (places, _) in enumerate(chunks)])
-    db.executemany("INSERT INTO said(rowid, body) VALUES (?, ?)", [(first + i, c[1]) for i, c in enumerate(chunks)])
+    written.add(db, [(first + i, c[1]) for i, c in enumerate(chunks)])
     written.fts += len(chunks)
     written.text += sum(len(c[1]) for c in chunks)
