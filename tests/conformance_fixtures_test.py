@@ -130,3 +130,80 @@ def test_a_risk_label_the_model_gives_says_low() -> None:
         "required": ["command", "security_risk"]}}}]
     call = mock_models._call([("user", "ping run: touch /tmp/d")], tools)
     assert call is not None and json.loads(call[1]) == {"command": "touch /tmp/d", "security_risk": "LOW"}
+
+
+def _qoder_stream(port: int, size: int) -> list[dict]:
+    """One agent_chat_generation call of `size` bytes to mock_qoder, its SSE read as Qoder's
+    `y_`/`M6` read it: each `data:` line's JSON, up to `[DONE]`."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/algo/api/v2/service/pro/sse/agent_chat_generation?FetchKeys=llm_model_result"
+        "&AgentId=agent_common&Encode=1", data=b"x" * size, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.headers["Content-Type"] == "text/event-stream"
+        lines = [line[len("data: "):] for line in answer.read().decode().splitlines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    return [json.loads(line) for line in lines[:-1]]
+
+
+def test_qoder_mock_calls_bash_once_on_the_main_request_only() -> None:
+    import mock_qoder
+
+    server = mock_qoder.serve()
+    port = server.server_address[1]
+    try:
+        mock_qoder.expect("conformance ping 7 run: touch /tmp/q7")
+        side = _qoder_stream(port, 5_000)  # the TUI's next-prompt suggestion: never the call
+        assert [e["choices"][0]["delta"].get("content") for e in side][0] == mock_models.REPLY
+        call = _qoder_stream(port, 160_000)
+        tool = call[0]["choices"][0]["delta"]["tool_calls"][0]
+        assert tool["function"]["name"] == "Bash" and json.loads(tool["function"]["arguments"])["command"] == \
+            "touch /tmp/q7"
+        assert call[-1]["choices"][0]["finish_reason"] == "tool_calls" and "touch /tmp/q7" in mock_qoder.CALLED
+        reply = _qoder_stream(port, 160_500)  # the follow-up carrying the result: text naming the turn
+        assert reply[0]["choices"][0]["delta"]["content"] == f"conformance ping 7: {mock_models.REPLY}"
+        assert reply[-1]["choices"][0]["finish_reason"] == "stop"
+        again = _qoder_stream(port, 161_000)
+        assert again[0]["choices"][0]["delta"]["content"] == mock_models.REPLY
+    finally:
+        server.shutdown()
+
+
+def test_qoder_mock_logs_in_and_lists_models_under_the_assistant_scene() -> None:
+    import urllib.request
+
+    import mock_qoder
+
+    server = mock_qoder.serve()
+    port = server.server_address[1]
+
+    def get(path: str, data: bytes | None = None) -> dict:
+        with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data),
+                                    timeout=10) as answer:
+            return json.loads(answer.read())
+    try:
+        nodes = get("/algo/api/v5/service/region/endpoints")
+        assert all(n == [{"url": f"http://127.0.0.1:{port}", "type": "public"}] for n in nodes.values())
+        assert set(nodes) == {"centerNodes", "inferNodes", "security", "openapiNodes"}
+        assert get("/api/v1/jobToken/exchange", b"{}")["token"] and get("/api/v1/userinfo")["id"]
+        models = get("/algo/api/v2/model/list?Encode=1")["assistant"]
+        assert {m["key"] for m in models} == {"mock-model", "mock-large"}
+        assert all(m["display_name"] and m["format"] for m in models)  # else the catalog drops it
+    finally:
+        server.shutdown()
+
+
+def test_qoder_turn_mode_is_the_user_record_of_that_turn(tmp_path: Path) -> None:
+    import conformance_login
+
+    folder = tmp_path / ".qoder/projects/-p"
+    folder.mkdir(parents=True)
+    records = [{"type": "user", "message": {"role": "user", "content": "conformance yolo"}, "permissionMode": "yolo"},
+               {"type": "user", "message": {"role": "user", "content": "conformance ping 3 run: touch /c"},
+                "permissionMode": "default"},
+               {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result"}]}}, ["odd"]]
+    (folder / "s1.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\nnot json\n")
+    assert conformance_login._qoder_turn_mode(tmp_path, "s1", "conformance ping 3") == "default"
+    assert conformance_login._qoder_turn_mode(tmp_path, "s1", "conformance ping 9") == "no turn stored"
+    assert conformance_login._qoder_turn_mode(tmp_path, "s2", "conformance ping 3") == "no turn stored"
