@@ -1,18 +1,19 @@
 """Qoder CLI (`qodercli`): `~/.qoder/projects/<escaped cwd>/<session id>.jsonl` (`QODER_CONFIG_DIR`
 moves `~/.qoder`), with `<session id>/state.json` beside it.
 
-SYNTHETIC data only: `@qoder-ai/qodercli` 1.1.52 installs from npm but runs only with a Qoder
-account. Its bundle (read 2026-12-01) is Claude Code's design: the same folder escaping with a
-base-36 hash past 200 characters (`aQ()`), the same `custom-title` and `ai-title` records, and
-`--permission-mode` with Claude Code's values (`default`, `acceptEdits`, `bypassPermissions`,
-`plan`, `dontAsk`, `auto`; `--yolo` is bypass). Seen on the real 1.1.52 against a local mock
-login (2026-12-01): `--permission-mode` takes `default`, `plan`, `auto`, `accept_edits`,
-`bypass_permissions`, `dont_ask` and the camelCase names too; the user records hold
-`permissionMode` `default`, `acceptEdits`, `dontAsk`, `auto`, and `yolo` for bypass (a `-p`
-turn started in `plan` records `default`). So the transcripts are read by Claude Code's
-reader, and the plan follows Claude Code's rule: whether Qoder restores a recorded mode by
-itself is not known, so a mode looser than `default` is overridden with
-`--permission-mode default`, as for Claude Code, and a strict one is carried.
+SYNTHETIC data only: `@qoder-ai/qodercli` 1.1.52 installs from npm, but needs a Qoder account;
+`make conformance` drives it offline against a local stand-in (`fixtures/mock_qoder.py`). Its
+bundle (read 2026-12-01) is Claude Code's design: the same folder escaping with a base-36 hash
+past 200 characters (`aQ()`), the same `custom-title` and `ai-title` records, and
+`--permission-mode` with Claude Code's values. Seen on the real 1.1.52 (2026-12-01):
+`--permission-mode` takes `default`, `plan`, `auto`, `accept_edits`, `bypass_permissions`,
+`dont_ask` and the camelCase names too; the user records hold `permissionMode` `default`,
+`acceptEdits`, `dontAsk`, `auto`, and `yolo` for bypass (a `-p` turn started in `plan` records
+`default`). So the transcripts are read by Claude Code's reader, and the plan follows Claude
+Code's rule: a mode looser than `default` is overridden with `--permission-mode default`, a
+strict one is carried. A plain `qodercli --resume ID` of a yolo session opened in Default (by
+hand, not a row of the run), so the override changes nothing today; it stays, because a later
+Qoder that restores the recorded mode must not bring a loose one back unasked.
 """
 
 from __future__ import annotations
