@@ -189,6 +189,8 @@ def _consistent_copy(db: str, tmp: str, notes: list[str], strict: bool = False) 
         return None
     copy = os.path.join(tmp, os.path.basename(db))
     for attempt in range(COPY_ATTEMPTS):
+        if attempt:  # after the pause: what the writer did during it is no change to this copy
+            before = _state(db)
         for suffix in ("", *_COMPANIONS):
             try:  # noqa: SIM105 - contextlib is what this module no longer loads
                 os.unlink(f"{copy}{suffix}")
@@ -212,7 +214,6 @@ def _consistent_copy(db: str, tmp: str, notes: list[str], strict: bool = False) 
                 return conn
             if strict:  # a copy that held still and cannot be opened: the store is damaged
                 raise StoreError(f"{db}: damaged ({damage})")
-        before = after
         if attempt + 1 < COPY_ATTEMPTS:
             time.sleep(min(0.1, 0.005 * 2**attempt))  # a writer mid-checkpoint is done within milliseconds
     notes.append(f"{db}: changed during every one of {COPY_ATTEMPTS} copies")

@@ -54,6 +54,39 @@ def test_a_truncate_checkpoint_during_the_copy_is_not_a_torn_snapshot(home, monk
     assert problems == []
 
 
+def test_a_writer_busy_during_every_pause_still_leaves_a_consistent_copy(home, monkeypatch):
+    """A writer that commits and checkpoints while the first copy is taken and again during each
+    pause after it (Codex at work): each retry is judged by the files as they were when that
+    copy began, so the second copy counts. (Judged against the files before the pause, every
+    retry failed, and the store was read in place, stale, or torn under a live writer.)"""
+    threads = [CodexThread(cwd=f"/w/{i}", title=f"before {i}") for i in range(3)]
+    codex = write_codex_home(home, threads)
+    db = codex / "state_5.sqlite"
+    real_copy = sqlite_snapshot._copy
+    commits = []
+
+    def commit() -> None:
+        writer = sqlite3.connect(db)
+        writer.execute("update threads set title = ? where id = ?", (f"after {len(commits)}", threads[0].thread_id))
+        writer.commit()
+        writer.execute("pragma wal_checkpoint(TRUNCATE)")
+        writer.close()
+        commits.append(1)
+
+    def copy_with_a_commit_first(source: str, target: Path) -> None:
+        real_copy(source, target)
+        if source == str(db) and not commits:
+            commit()  # during the first copy: it must not count
+
+    monkeypatch.setattr(sqlite_snapshot, "_copy", copy_with_a_commit_first)
+    monkeypatch.setattr(sqlite_snapshot.time, "sleep", lambda seconds: commit())
+    notes: list[str] = []
+    with sqlite_snapshot.snapshot(db, notes) as conn:
+        title = conn.execute("select title from threads where id = ?", (threads[0].thread_id,)).fetchone()[0]
+    assert notes == []
+    assert len(commits) == 2 and title == "after 1"
+
+
 def test_a_live_writer_checkpointing_with_truncate(home):
     """A real writer process inserting a thread and checkpointing (TRUNCATE) every millisecond or
     so: every snapshot sees at least the threads committed before it began."""
