@@ -91,7 +91,7 @@ if [[ -o interactive ]]; then
   # FIRST_SCREEN_ROWS (sessidx/picker.py) rows in all.
   __sessidx_here_first='BEGIN { here = ENVIRON["__SESSIDX_HERE"]; most = 2000 }
     NR == FNR { mine[FNR] = ($0 == here); next }
-    FNR == 1 || mine[FNR - 1] { print; shown++; next }
+    FNR == 1 || mine[FNR - 1] { if (shown++ <= most) print; next }
     n < most { rest[n++] = $0 }
     END { for (k = 0; k < n && shown + k <= most; k++) print rest[k] }'
 

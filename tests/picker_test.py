@@ -173,3 +173,8 @@ def test_the_snippets_awk_puts_this_folder_first_within_the_first_screen(tmp_pat
                            str(tmp_path / "rows")], capture_output=True, text=True, check=True,
                           env={"__SESSIDX_HERE": "/here", "PATH": "/usr/bin:/bin"})
     assert done.stdout.splitlines() == ["columns", "row 2", "row 4", "row 0"]
+    (tmp_path / "folders").write_text("/here\n/a\n/here\n/here\n/here\n/b\n")  # more of this folder's than fit
+    done = subprocess.run(["awk", awk.replace(f"most = {FIRST_SCREEN_ROWS} ", "most = 3 "), str(tmp_path / "folders"),
+                           str(tmp_path / "rows")], capture_output=True, text=True, check=True,
+                          env={"__SESSIDX_HERE": "/here", "PATH": "/usr/bin:/bin"})
+    assert done.stdout.splitlines() == ["columns", "row 0", "row 2", "row 3"]  # as first_rows cuts them
