@@ -76,7 +76,9 @@ def _parse(argv: list[str]) -> Any:
     # the picker's content mode, on every keystroke: `lines --content QUERY`
     if len(argv) == 3 and argv[:2] == ["lines", "--content"]:
         return Args(command="lines", app=None, here=False, repo=False, content=argv[2], stream=False)
-    # Enter and Alt-Enter: `check ID`, `check --allow-permissive ID`
+    # Enter and Alt-Enter: `check ID`, `check --allow-permissive ID`; no ID when fzf has no row
+    if argv[:1] == ["check"] and argv[1:] in ([], ["--allow-permissive"]):
+        return Args(command="check", id=None, allow_permissive=len(argv) == 2)
     if argv[:1] == ["check"] and argv[1:-1] in ([], ["--allow-permissive"]) and len(argv) > 1 \
             and not argv[-1].startswith("-"):
         return Args(command="check", id=argv[-1], allow_permissive=len(argv) == 3)

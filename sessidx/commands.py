@@ -785,10 +785,17 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
     return ExitCode.OK
 
 
-def check(env: Env, out: Out, ident: str, allow_permissive: bool) -> int:
-    """Enter and Alt-Enter in the picker: fzf's next action. A session that can be resumed is
-    accepted (with the key that chose it); one that cannot keeps the picker open, and its
-    reason takes the header. A branch change is asked about after the picker closes."""
+def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
+    """Enter and Alt-Enter in the picker: fzf's next action, once the key's query is matched
+    (picker.hold). A session that can be resumed is accepted (with the key that chose it); one
+    that cannot keeps the picker open, and its reason takes the header. A branch change is
+    asked about after the picker closes. With no row (no ID: nothing matches yet, or the rows
+    are still coming in), the key stays held for the load event."""
+    from sessidx.picker import accept_action, refusal_action
+
+    if ident is None:
+        out(f"change-list-label({'alt-enter' if allow_permissive else 'enter'})")
+        return ExitCode.OK
     if ident.startswith("@"):
         from sessidx import remote
 
@@ -798,8 +805,7 @@ def check(env: Env, out: Out, ident: str, allow_permissive: bool) -> int:
         reason = plan.error
     except SessidxError as exc:
         reason = str(exc)
-    key = "alt-enter" if allow_permissive else "enter"
-    out(f"change-header:cannot resume: {render.clean(reason)} (Esc leaves)" if reason else f"print({key})+accept")
+    out(refusal_action(reason) if reason else accept_action(ident, allow_permissive))
     return ExitCode.OK
 
 

@@ -109,6 +109,48 @@ def _run(cmd: list[str], env: dict[str, str], given: bytes | int) -> tuple[int, 
         raise Cancelled() from None
 
 
+# The query's `app:`/`since:` words, apart from the rest (sh, in fzf; querywords.parse agrees):
+# only words of letters, digits, `.`, `_` and `-` count, so they are safe inside an action.
+_QUERY_WORDS = ("set -f; rest=; words=; "
+                "for w in $FZF_QUERY; do case $w in "
+                "app:*[!A-Za-z0-9._-]*|since:*[!A-Za-z0-9._-]*) rest=\"$rest $w\";; "
+                "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; ")
+
+def hold(key: str) -> str:
+    """Enter and Alt-Enter: the row is checked only once fzf has matched the query as it is then.
+    The key is held in fzf's list label (never drawn: there is no list border), fzf searches
+    again for what it searches now (the query, or its rest after `app:`/`since:` words; the
+    cursor stays), and the result event that follows checks the row the query picks
+    (held_check). With no row yet (the first run's rows still coming in) the load event checks
+    it again. A key that changes the list forgets a held key (FORGET_HELD)."""
+    return (f"change-list-label({key})+rebind(result)+transform-search:" + _QUERY_WORDS
+            + "if [ -n \"$words\" ]; then printf '%s' \"${rest# }\"; else printf '%s' \"$FZF_QUERY\"; fi")
+
+
+FORGET_HELD = "change-list-label()+unbind(result)"
+
+
+def held_check(me: str) -> str:
+    """What the result and load events run (sh, in fzf): the check of a held Enter or Alt-Enter
+    on the current row; nothing when no key is held."""
+    return (f"case $FZF_LIST_LABEL in enter) exec {me} check {{-1}};; "
+            f"alt-enter) exec {me} check --allow-permissive {{-1}};; esac")
+
+
+def accept_action(ident: str, permissive: bool) -> str:
+    """A check's yes: fzf prints the key, the checked session's key (in hex: it comes from session
+    data, and no character of it may end the action) and the row it accepts, which run_fzf
+    compares, since fzf's current row may have changed since the check read it."""
+    key = "alt-enter" if permissive else "enter"
+    return f"print({key})+print({ident.encode('utf-8', 'surrogateescape').hex()})+accept"
+
+
+def refusal_action(reason: str) -> str:
+    from sessidx.render import clean
+
+    return f"change-list-label()+change-header:cannot resume: {clean(reason)} (Esc leaves)"
+
+
 def change_script(me: str) -> str:
     """What a keystroke runs (sh, in fzf): in content mode the content search of the query; in
     title mode, when the query's `app:`/`since:` words changed (the last ones are kept in fzf's
@@ -120,10 +162,7 @@ def change_script(me: str) -> str:
     return (f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) "
             # {%s and q} apart, so that fzf puts the query in when it runs the reload, not now
             "printf 'reload:%s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
-            "set -f; rest=; words=; "
-            "for w in $FZF_QUERY; do case $w in "
-            "app:*[!A-Za-z0-9._-]*|since:*[!A-Za-z0-9._-]*) rest=\"$rest $w\";; "
-            "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; "
+            + _QUERY_WORDS +
             "act=; [ \"$words\" = \"$FZF_BORDER_LABEL\" ] || "
             "act=\"change-border-label($words)+reload($ME lines)\"; "
             "[ -n \"$words\" ] && act=\"$act${act:++}search:${rest# }\"; printf '%s' \"$act\"")
@@ -189,14 +228,15 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--preview={me} preview --shell {shell} {{-1}}",
         f"--preview-window={preview_window(*size)}",
         # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
-        # takes the header and the picker stays. print(KEY) tells the two keys apart. With
-        # nothing matching there is no {-1}, fzf runs no check, and Enter does nothing: Esc leaves.
-        f"--bind=enter:transform({me} check {{-1}})",
-        f"--bind=alt-enter:transform({me} check --allow-permissive {{-1}})",
+        # takes the header and the picker stays. print(KEY) tells the two keys apart (hold).
+        f"--bind=enter:{hold('enter')}",
+        f"--bind=alt-enter:{hold('alt-enter')}",
+        f"--bind=result:unbind(result)+transform:{held_check(me)}",
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{-1}})",
-        f"--bind=ctrl-a:transform({me} cycle app)",
-        f"--bind=alt-a:transform({me} cycle app-back)",
-        f"--bind=ctrl-s:transform({me} cycle scope)",
+        # A held key (hold) is forgotten by any key that changes the list.
+        f"--bind=ctrl-a:{FORGET_HELD}+transform({me} cycle app)",
+        f"--bind=alt-a:{FORGET_HELD}+transform({me} cycle app-back)",
+        f"--bind=ctrl-s:{FORGET_HELD}+transform({me} cycle scope)",
         "--bind=ctrl-/:toggle-preview",
         # Content mode: the preview steps through the matches; the label holds which one, and
         # another session starts at its best again.
@@ -208,16 +248,17 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--bind=f1:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
         # Content mode (Ctrl-F): fzf's search off, each keystroke asks the content index. In
         # either mode `app:NAME` and `since:WHEN` in the query filter the list (querywords).
-        f"--bind=ctrl-f:transform({me} cycle mode)",
-        f"--bind=change:transform:{change_script(me)}",
+        f"--bind=ctrl-f:{FORGET_HELD}+transform({me} cycle mode)",
+        f"--bind=change:{FORGET_HELD}+transform:{change_script(me)}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
         # newest first on fzf's stdin, and the note leaves at its end (fzf's one load event).
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
-        *([f"--bind=start:bg-transform({me} hosts --refresh --fzf)"] if hosts else []),
-        f"--bind=load:{note_gone}" if cold else f"--bind=load:reload-sync({fresh})+unbind(load)",
+        "--bind=start:unbind(result)" + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
+        f"--bind=load:{note_gone}+transform:{held_check(me)}" if cold
+        else f"--bind=load:reload-sync({fresh})+unbind(load)+transform:{held_check(me)}",
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+
@@ -245,9 +286,12 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
     if returncode != 0:
         raise SessidxError(f"fzf failed (exit {returncode})")
     rows = out.decode("utf-8", "surrogateescape").split("\n")
-    if len(rows) < 2 or not rows[1]:
+    if len(rows) < 3 or not rows[2]:
         raise Cancelled()
-    return Picked(key=rows[1].rsplit("\t", 1)[-1], permissive=rows[0] == "alt-enter")
+    key = rows[2].rsplit("\t", 1)[-1]
+    if rows[1] != key.encode("utf-8", "surrogateescape").hex():
+        raise SessidxError("the list changed as the key was pressed, so nothing was resumed: press it again")
+    return Picked(key=key, permissive=rows[0] == "alt-enter")
 
 
 # The first screen on a key press: the rows the last fresh list (`lines`) drew for this width,

@@ -579,8 +579,9 @@ def check(env: Env, out: Out, ident: str, allow_permissive: bool, shell: str = "
         reason = plan(env, ident, shell, allow_permissive).error
     except SessidxError as exc:
         reason = str(exc)
-    key = "alt-enter" if allow_permissive else "enter"
-    out(f"change-header:cannot resume: {render.clean(reason)} (Esc leaves)" if reason else f"print({key})+accept")
+    from sessidx.picker import accept_action, refusal_action
+
+    out(refusal_action(reason) if reason else accept_action(ident, allow_permissive))
     return ExitCode.OK
 
 

@@ -150,11 +150,16 @@ def test_check_tells_fzf_what_enter_does(home, tmp_path):
     ok.write(home)
     gone = ClaudeSession(cwd=str(tmp_path / "gone"), prompt="not resumable")
     gone.write(home)
-    assert run_cli("check", ok.session_id).stdout == "print(enter)+accept\n"
-    assert run_cli("check", "--allow-permissive", ok.session_id).stdout == "print(alt-enter)+accept\n"
+    checked = ok.session_id.encode().hex()  # fzf prints it, run_fzf compares it with the row accepted
+    assert run_cli("check", ok.session_id).stdout == f"print(enter)+print({checked})+accept\n"
+    assert run_cli("check", "--allow-permissive", ok.session_id).stdout == f"print(alt-enter)+print({checked})+accept\n"
+    # no row yet: the key stays held (in fzf's list label) for the list's load event
+    assert run_cli("check").stdout == "change-list-label(enter)\n"
+    assert run_cli("check", "--allow-permissive").stdout == "change-list-label(alt-enter)\n"
     refused = run_cli("check", gone.session_id).stdout
-    assert refused.startswith("change-header:cannot resume: folder no longer exists") and refused[-1] == "\n"
-    assert run_cli("check", "nosuch").stdout.startswith("change-header:cannot resume: no session matches")
+    assert refused.startswith("change-list-label()+change-header:cannot resume: folder no longer exists")
+    assert refused[-1] == "\n"
+    assert run_cli("check", "nosuch").stdout.startswith("change-list-label()+change-header:cannot resume: no session")
 
 
 def test_copy_under_tmux_uses_its_buffer(home, tmp_path, stub_bin):

@@ -444,10 +444,11 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     s = session_in(folder, home, prompt="Wired session", mode="auto")
     write_stub(stub_bin, "claude")
     fzf = stub_bin / "fake-fzf"
-    # Records its argv, then answers as fzf does after `print(alt-enter)+accept`: the key line, then
-    # the picked line.
+    # Records its argv, then answers as fzf does after `print(alt-enter)+print(HEX)+accept`: the key
+    # line, the checked key in hex, then the picked line.
     fzf.write_text(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{stub_bin}/fzf.args'\n"
-                   "cat > /dev/null\nprintf 'alt-enter\\nshown\\tclaude:%s\\n' \"$PICK\"\n")
+                   "cat > /dev/null\nhex=$(printf 'claude:%s' \"$PICK\" | od -An -tx1 | tr -d ' \\n')\n"
+                   "printf 'alt-enter\\n%s\\nshown\\tclaude:%s\\n' \"$hex\" \"$PICK\"\n")
     fzf.chmod(0o755)
     sh = Shell("bash", tmp_path, home, stub_bin,
                f"export SESSIDX_FZF={fzf} SESSIDX_FZF_OPTS='--height=40% --no-mouse' PICK={s.session_id}")
@@ -460,16 +461,22 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     args = (stub_bin / "fzf.args").read_text().splitlines()
     assert args[-2:] == ["--height=40%", "--no-mouse"]  # the user's options come last and win
     assert "--delimiter=\t" in args and "--nth=1" in args and not any(a.startswith("--with-nth") for a in args)
-    assert any(a.startswith("--bind=enter:transform(") and a.endswith(" check {-1})") for a in args)
-    assert any(a.startswith("--bind=alt-enter:transform(") and a.endswith(" check --allow-permissive {-1})")
+    # Enter and Alt-Enter are held until fzf has matched the query, then checked (picker.hold)
+    assert any(a.startswith("--bind=enter:change-list-label(enter)+rebind(result)+transform-search:") for a in args)
+    assert any(a.startswith("--bind=alt-enter:change-list-label(alt-enter)+rebind(result)+transform-search:")
+               for a in args)
+    assert any(a.startswith("--bind=result:unbind(result)+transform:case $FZF_LIST_LABEL in enter) exec ")
+               and " check {-1};; alt-enter) exec " in a and a.endswith(" check --allow-permissive {-1};; esac")
                for a in args)
     assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {-1}") for a in args)
     # no cache yet: the rows stream in on fzf's stdin (no reload), and the note leaves at its end
-    assert not any(a.startswith("--bind=start:") or "lines --stream" in a for a in args)
+    assert not any("lines --stream" in a for a in args) and "--bind=start:unbind(result)" in args
     assert any(a.startswith("--bind=load:change-header(Enter resume") for a in args)
-    assert any(a.startswith("--bind=ctrl-f:transform(") and a.endswith(" cycle mode)") for a in args)
+    assert any(a.startswith("--bind=ctrl-f:change-list-label()+unbind(result)+transform(") and a.endswith(" cycle mode)")
+               for a in args)
     # a keystroke: the content search in content mode, the app:/since: words in title mode
-    assert any(a.startswith("--bind=change:transform:") and "lines --content {%s" in a for a in args)
+    assert any(a.startswith("--bind=change:change-list-label()+unbind(result)+transform:") and "lines --content {%s" in a
+               for a in args)
     argv, cwd = recorded(stub_bin, "claude")
     assert argv[-2:] == ["--permission-mode", "auto"] and cwd == str(folder)  # alt-enter: carried
 
