@@ -69,6 +69,8 @@ def _resume(s: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true", help="print the plan as JSON")
     s.add_argument("--allow-permissive", action="store_true", help="carry a recorded loose approval mode")
     s.add_argument("--yes", "-y", action="store_true", help="do not ask about a branch change")
+    # the shells' warm press: the key the picker's check said yes to, in hex (picker.same_row)
+    s.add_argument("--checked", help=argparse.SUPPRESS)
 
 
 def _build(s: argparse.ArgumentParser) -> None:

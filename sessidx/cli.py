@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           until=args.until)
         if args.command == "resume":
             return commands.resume(env, _out, ident=args.id, as_json=args.json, shell=args.shell,
-                                   allow_permissive=args.allow_permissive, yes=args.yes)
+                                   allow_permissive=args.allow_permissive, yes=args.yes, checked=args.checked)
         if args.command == "build":
             return commands.build(env, _out, verbose=args.verbose)
         if args.command == "init":

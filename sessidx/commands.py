@@ -212,9 +212,13 @@ def _confirmed(plan: Plan, yes: bool) -> Plan:
 
 
 def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | None = None,
-           allow_permissive: bool = False, yes: bool = False) -> int:
+           allow_permissive: bool = False, yes: bool = False, checked: str | None = None) -> int:
     from sessidx.shells import detect_shell
 
+    if checked is not None:
+        from sessidx.picker import same_row
+
+        same_row(checked, ident)
     if ident.startswith("@"):  # planned on the host, run here through `ssh -t`
         from sessidx import remote
 

@@ -289,9 +289,15 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
     if len(rows) < 3 or not rows[2]:
         raise Cancelled()
     key = rows[2].rsplit("\t", 1)[-1]
-    if rows[1] != key.encode("utf-8", "surrogateescape").hex():
-        raise SessidxError("the list changed as the key was pressed, so nothing was resumed: press it again")
+    same_row(rows[1], key)
     return Picked(key=key, permissive=rows[0] == "alt-enter")
+
+
+def same_row(checked: str, key: str) -> None:
+    """The row fzf accepted is the one the check said yes to (accept_action): fzf's current row
+    may change between the two, when a list is swapped in at that instant."""
+    if checked != key.encode("utf-8", "surrogateescape").hex():
+        raise SessidxError("the list changed as the key was pressed, so nothing was resumed: press it again")
 
 
 # The first screen on a key press: the rows the last fresh list (`lines`) drew for this width,

@@ -39,7 +39,7 @@ if [[ $- == *i* ]]; then
   # what must not have changed), over the kept rows with this folder's first; `sessidx resume`
   # after Enter. Returns 1 when the kept launch does not fit: then `sessidx pick` does it all.
   function __sessidx_warm {
-    \builtin local dir=${XDG_CACHE_HOME-} launch e name i n m out row key __sessidx_pressed=
+    \builtin local dir=${XDG_CACHE_HOME-} launch e name i n m out row key checked __sessidx_pressed=
     \builtin local -a w
     ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) || return 1 # mapfile -d
     [[ $dir == /* ]] || dir=${HOME-}/.cache
@@ -76,13 +76,14 @@ if [[ $- == *i* ]]; then
       1 | 130) return 0 ;; # no match; Esc or Ctrl-C
       *) return 1 ;;
     esac
-    row=${out#*$'\n'}
-    key=${row##*$'\t'}
-    [[ $out == *$'\n'* && -n $key ]] || return 0
+    # fzf printed the key pressed, the key the check said yes to (hex), the row accepted
+    checked=${out#*$'\n'} row=${out#*$'\n'*$'\n'}
+    checked=${checked%%$'\n'*} key=${row##*$'\t'}
+    [[ $out == *$'\n'*$'\n'* && -n $key ]] || return 0
     if [[ ${out%%$'\n'*} == alt-enter ]]; then
-      __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume --allow-permissive -- "$key" < /dev/tty)
+      __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume --checked "$checked" --allow-permissive -- "$key" < /dev/tty)
     else
-      __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume -- "$key" < /dev/tty)
+      __sessidx_line=$(SESSIDX_SHELL=bash \command sessidx resume --checked "$checked" -- "$key" < /dev/tty)
     fi || __sessidx_line=
     return 0
   }

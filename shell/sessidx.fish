@@ -96,13 +96,14 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
             case '*'
                 return 1
         end
-        set -q out[2]; or return 0
-        set -l key (string split -r -m1 \t -- $out[2])[-1]
+        # fzf printed the key pressed, the key the check said yes to (hex), the row accepted
+        set -q out[3]; or return 0
+        set -l key (string split -r -m1 \t -- $out[3])[-1]
         test -n "$key"; or return 0
         if test "$out[1]" = alt-enter
-            set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume --allow-permissive -- $key </dev/tty)
+            set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume --checked $out[2] --allow-permissive -- $key </dev/tty)
         else
-            set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume -- $key </dev/tty)
+            set -g __sessidx_line (SESSIDX_SHELL=fish command sessidx resume --checked $out[2] -- $key </dev/tty)
         end
         or set -g __sessidx_line
         return 0

@@ -42,7 +42,7 @@ if [[ -o interactive ]]; then
   # after Enter. Returns 1 when the kept launch does not fit: then `sessidx pick` does it all.
   function __sessidx_warm {
     \builtin emulate -L zsh -o no_aliases -o extended_glob
-    local dir=${XDG_CACHE_HOME-} launch e name i n m out row key
+    local dir=${XDG_CACHE_HOME-} launch e name i n m out row key checked
     local -i pressed
     local -a w
     [[ $dir == /* ]] || dir=${HOME-}/.cache
@@ -76,13 +76,14 @@ if [[ -o interactive ]]; then
       1 | 130) return 0 ;; # no match; Esc or Ctrl-C
       *) return 1 ;;
     esac
-    row=${out#*$'\n'}
-    key=${row##*$'\t'}
-    [[ $out == *$'\n'* && -n $key ]] || return 0
+    # fzf printed the key pressed, the key the check said yes to (hex), the row accepted
+    checked=${out#*$'\n'} row=${out#*$'\n'*$'\n'}
+    checked=${checked%%$'\n'*} key=${row##*$'\t'}
+    [[ $out == *$'\n'*$'\n'* && -n $key ]] || return 0
     if [[ ${out%%$'\n'*} == alt-enter ]]; then
-      __sessidx_line=$(SESSIDX_SHELL=zsh \command sessidx resume --allow-permissive -- $key < /dev/tty)
+      __sessidx_line=$(SESSIDX_SHELL=zsh \command sessidx resume --checked "$checked" --allow-permissive -- $key < /dev/tty)
     else
-      __sessidx_line=$(SESSIDX_SHELL=zsh \command sessidx resume -- $key < /dev/tty)
+      __sessidx_line=$(SESSIDX_SHELL=zsh \command sessidx resume --checked "$checked" -- $key < /dev/tty)
     fi || __sessidx_line=
     return 0
   }

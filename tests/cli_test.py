@@ -156,6 +156,10 @@ def test_check_tells_fzf_what_enter_does(home, tmp_path):
     # no row yet: the key stays held (in fzf's list label) for the list's load event
     assert run_cli("check").stdout == "change-list-label(enter)\n"
     assert run_cli("check", "--allow-permissive").stdout == "change-list-label(alt-enter)\n"
+    # `resume --checked HEX` (the shells' warm press) resumes only the key the check said yes to
+    assert run_cli("resume", "--checked", checked, ok.session_id).returncode == 0
+    other = run_cli("resume", "--checked", "6f74686572", ok.session_id)
+    assert other.returncode != 0 and other.stdout == "" and "nothing was resumed" in other.stderr
     refused = run_cli("check", gone.session_id).stdout
     assert refused.startswith("change-list-label()+change-header:cannot resume: folder no longer exists")
     assert refused[-1] == "\n"

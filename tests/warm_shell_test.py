@@ -163,6 +163,19 @@ def test_the_warm_press_refuses_carries_and_leaves_as_the_python_one(warm, home,
     assert argv[-2:] == ["--permission-mode", "bypassPermissions"] and f"--resume={loose.session_id}" in argv
 
 
+def test_the_warm_press_resumes_nothing_when_fzf_accepted_another_row_than_the_checked_one(warm, home, tmp_path):
+    """fzf's current row may change between Enter's check and its accept (a list swapped in at
+    that instant): the shell passes the checked key to `resume --checked`, which refuses. Here
+    fzf's answer is altered to name another checked key."""
+    session_in(tmp_path / "p", home, prompt="Some session to resume")
+    assert warm.until_warm()[-1] == warm.name
+    wrapper = warm.stubs / "wrapped-fzf"
+    wrapper.write_text(wrapper.read_text().replace('"$@"\n', '"$@" | sed \'2s/.*/6f74686572/\'\n'))
+    warm.pick("Some session")
+    warm.tmux.until(lambda s: "the list changed as the key was pressed, so nothing was resumed" in s, "the refusal")
+    assert warm.parents()[-1] == warm.name and recorded(warm.stubs, "claude") is None
+
+
 def test_python_does_it_all_when_the_kept_launch_does_not_fit(warm, home, tmp_path):
     session_in(tmp_path / "p", home, prompt="Some session")
     assert warm.until_warm()[-1] == warm.name
