@@ -116,6 +116,7 @@ _QUERY_WORDS = ("set -f; rest=; words=; "
                 "app:*[!A-Za-z0-9._-]*|since:*[!A-Za-z0-9._-]*) rest=\"$rest $w\";; "
                 "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; ")
 
+
 def hold(key: str) -> str:
     """Enter and Alt-Enter: the row is checked only once fzf has matched the query as it is then.
     The key is held in fzf's list label (never drawn: there is no list border), fzf searches

@@ -319,6 +319,9 @@ class _Helpers:
 
             counter = mmap.mmap(-1, 8)  # anonymous and shared: the children see what this writes
             token = os.pipe()
+            # Its reading end never blocks (each process waits in select): a process that saw the
+            # token and lost it to another must not block for good when that one dies holding it.
+            os.set_blocking(token[0], False)
         except (AttributeError, ImportError, OSError, ValueError):
             return None
         warm()  # the readers' patterns, compiled once for all of them
@@ -381,7 +384,13 @@ class _Helpers:
         import select
 
         waited = 0
-        while not select.select([self.token[0]], [], [], 1.0)[0]:
+        while True:
+            if select.select([self.token[0]], [], [], 1.0)[0]:
+                try:
+                    os.read(self.token[0], 1)
+                    return
+                except BlockingIOError:  # another process took it first (the pipe does not block)
+                    continue
             waited += 1
             if self.parent is not None:
                 if os.getppid() != self.parent:
@@ -390,7 +399,6 @@ class _Helpers:
                     return  # a sibling died holding it
             elif any(child.gone() for child in self.children):
                 return
-        os.read(self.token[0], 1)
 
     def run(self, plans: list[Plan], results: int) -> None:
         """A child's work: it never touches the parent's database connection, holds none of
