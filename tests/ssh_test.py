@@ -321,7 +321,7 @@ def test_a_folder_gone_on_the_host_is_refused_there(client, tmp_path):
     done = sessidx(client, "alpha", "resume", f"@alpha/claude:{s.session_id}", "--shell", "bash")
     assert done.returncode == 1 and "on alpha: folder no longer exists" in done.stderr and done.stdout == ""
     check = sessidx(client, "alpha", "check", f"@alpha/claude:{s.session_id}")
-    assert check.stdout.startswith("change-header:cannot resume: folder no longer exists")
+    assert check.stdout.startswith("change-list-label()+change-header:cannot resume: folder no longer exists")
 
 
 # Content search -----------------------------------------------------------------------------------
