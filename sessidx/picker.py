@@ -394,7 +394,9 @@ def here_first(rows: bytes, cwds: list[bytes], here: str | None) -> bytes:
 # so Enter resumes the row shown. File: NUL-terminated fields, in order:
 # the format, the rows file, the number of variables, the number of paths, each variable as
 # NAME=VALUE (unset and empty alike), each path it must be newer than, then fzf's argv.
-LAUNCH_FORMAT = "sessidx-launch-1"
+# 2: fzf prints three lines after Enter (accept_action); a snippet of either format skips the
+# other's launch, and `sessidx pick` writes its own.
+LAUNCH_FORMAT = "sessidx-launch-2"
 LAUNCH_VARS = ("HOME", "SESSIDX_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "SESSIDX_FZF", "SESSIDX_FZF_OPTS",
                "SESSIDX_TMUX", "SESSIDX_HOSTS", "SESSIDX_CONTENT")
 

@@ -47,7 +47,7 @@ if [[ $- == *i* ]]; then
     launch=$dir/picker-launch-bash-${COLUMNS-0}x${LINES-0}
     [[ -O $dir && -O $launch ]] || return 1
     \builtin mapfile -d '' w < "$launch" || return 1
-    [[ ${w[0]-} == sessidx-launch-1 && -O ${w[1]-} && -O ${w[1]-}.first && ${w[2]-} =~ ^[0-9]+$ && ${w[3]-} =~ ^[0-9]+$ ]] || return 1
+    [[ ${w[0]-} == sessidx-launch-2 && -O ${w[1]-} && -O ${w[1]-}.first && ${w[2]-} =~ ^[0-9]+$ && ${w[3]-} =~ ^[0-9]+$ ]] || return 1
     n=${w[2]} m=${w[3]}
     for ((i = 4; i < 4 + n; i++)); do
       e=${w[i]-} name=${e%%=*}

@@ -60,7 +60,7 @@ function __sessidx_setup -d 'Define and bind the sessidx widget'
         test -O $dir; and test -O $launch; or return 1
         set -l w (string split0 <$launch)
         test (count $w) -gt 4; or return 1
-        test "$w[1]" = sessidx-launch-1; and test -O "$w[2]"; and test -O "$w[2].first"; or return 1
+        test "$w[1]" = sessidx-launch-2; and test -O "$w[2]"; and test -O "$w[2].first"; or return 1
         string match -qr '^[0-9]+$' -- $w[3] $w[4]; or return 1
         set -l n $w[3]
         set -l m $w[4]

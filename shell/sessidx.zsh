@@ -52,7 +52,7 @@ if [[ -o interactive ]]; then
     w=("${(@0)"$(<$launch)"}") # NUL-terminated fields: the last, empty, is no field
     (( ${#w} > 4 )) && [[ -z ${w[-1]} ]] || return 1
     w[-1]=()
-    [[ ${w[1]} == sessidx-launch-1 && -O ${w[2]} && -O ${w[2]}.first && ${w[3]} == <-> && ${w[4]} == <-> ]] || return 1
+    [[ ${w[1]} == sessidx-launch-2 && -O ${w[2]} && -O ${w[2]}.first && ${w[3]} == <-> && ${w[4]} == <-> ]] || return 1
     n=${w[3]} m=${w[4]}
     for (( i = 5; i < 5 + n; i++ )); do
       e=${w[i]} name=${e%%=*}

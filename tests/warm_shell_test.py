@@ -191,7 +191,7 @@ def test_python_does_it_all_when_the_kept_launch_does_not_fit(warm, home, tmp_pa
     assert "--no-mouse" in warm.launch_argv()
     # the kept launch of another format: not read
     for launch in (tmp_path / "cache" / "sessidx").glob("picker-launch-*"):
-        launch.write_bytes(launch.read_bytes().replace(b"sessidx-launch-1", b"sessidx-launch-0", 1))
+        launch.write_bytes(launch.read_bytes().replace(b"sessidx-launch-2", b"sessidx-launch-0", 1))
     assert warm.press_and_leave() != warm.name
     # no kept rows at all: Python's full path, which works as before
     for rows in (tmp_path / "cache" / "sessidx").glob("picker-*.rows"):
@@ -217,7 +217,7 @@ def _kept_launch(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, **
 def test_the_kept_launch_records_the_popup_and_what_it_depends_on(tmp_path, home, monkeypatch):
     fields = _kept_launch(tmp_path, home, monkeypatch, SESSIDX_TMUX="1", TMUX="/tmp/tmux-1/default,1,0",
                           SESSIDX_FZF_OPTS="--no-mouse --height='40%'")
-    assert fields is not None and fields[0] == "sessidx-launch-1"
+    assert fields is not None and fields[0] == "sessidx-launch-2"
     stamp = fields[4:4 + int(fields[2])]
     assert "SESSIDX_TMUX=1" in stamp and "TMUX=/tmp/tmux-1/default,1,0" in stamp
     assert f"SESSIDX_HOME={home}" in stamp and "SESSIDX_FZF_OPTS=--no-mouse --height='40%'" in stamp
