@@ -793,12 +793,12 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
     """Enter and Alt-Enter in the picker: fzf's next action, once the key's query is matched
     (picker.hold). A session that can be resumed is accepted (with the key that chose it); one
     that cannot keeps the picker open, and its reason takes the header. A branch change is
-    asked about after the picker closes. With no row (no ID: nothing matches yet, or the rows
-    are still coming in), the key stays held for the load event."""
+    asked about after the picker closes. With no row (no ID: nothing matches yet, the rows
+    still coming in or a list being reloaded), the key stays held for the next result."""
     from sessidx.picker import accept_action, refusal_action
 
     if ident is None:
-        out(f"change-list-label({'alt-enter' if allow_permissive else 'enter'})")
+        out(f"change-list-label({'alt-enter' if allow_permissive else 'enter'})+rebind(result)")
         return ExitCode.OK
     if ident.startswith("@"):
         from sessidx import remote

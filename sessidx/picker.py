@@ -122,8 +122,9 @@ def hold(key: str) -> str:
     The key is held in fzf's list label (never drawn: there is no list border), fzf searches
     again for what it searches now (the query, or its rest after `app:`/`since:` words; the
     cursor stays), and the result event that follows checks the row the query picks
-    (held_check). With no row yet (the first run's rows still coming in) the load event checks
-    it again. A key that changes the list forgets a held key (FORGET_HELD)."""
+    (held_check). With no row yet (the first run's rows still coming in, a list being reloaded)
+    the check holds the key for the next result, and the load event checks it too. A key that
+    changes the list forgets a held key (FORGET_HELD)."""
     return (f"change-list-label({key})+rebind(result)+transform-search:" + _QUERY_WORDS
             + "if [ -n \"$words\" ]; then printf '%s' \"${rest# }\"; else printf '%s' \"$FZF_QUERY\"; fi")
 

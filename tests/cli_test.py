@@ -153,9 +153,9 @@ def test_check_tells_fzf_what_enter_does(home, tmp_path):
     checked = ok.session_id.encode().hex()  # fzf prints it, run_fzf compares it with the row accepted
     assert run_cli("check", ok.session_id).stdout == f"print(enter)+print({checked})+accept\n"
     assert run_cli("check", "--allow-permissive", ok.session_id).stdout == f"print(alt-enter)+print({checked})+accept\n"
-    # no row yet: the key stays held (in fzf's list label) for the list's load event
-    assert run_cli("check").stdout == "change-list-label(enter)\n"
-    assert run_cli("check", "--allow-permissive").stdout == "change-list-label(alt-enter)\n"
+    # no row yet: the key stays held (in fzf's list label) for the next result
+    assert run_cli("check").stdout == "change-list-label(enter)+rebind(result)\n"
+    assert run_cli("check", "--allow-permissive").stdout == "change-list-label(alt-enter)+rebind(result)\n"
     # `resume --checked HEX` (the shells' warm press) resumes only the key the check said yes to
     assert run_cli("resume", "--checked", checked, ok.session_id).returncode == 0
     other = run_cli("resume", "--checked", "6f74686572", ok.session_id)

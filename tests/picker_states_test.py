@@ -281,8 +281,8 @@ def test_enter_after_a_move_resumes_the_row_moved_to(home, tmp_path, stub_bin):
 def test_a_key_pressed_before_its_row_came_in_is_held_until_the_list_is_in(home, tmp_path, stub_bin, keys):
     """The first run streams its rows into fzf; a query and Enter (or Alt-Enter) typed before the
     row it picks has come in find no row. The key is held (in the list label: drawn here, with a
-    list border, so the test can see it) and the row the query picks is checked once the list is
-    in. A keystroke after the key forgets it: then nothing runs at the end of the list, and
+    list border, so the test can see it) and the row the query picks is checked once it is in. A
+    keystroke after the key forgets it: then nothing runs at the end of the list, and
     Enter works as always. Driven by hand: the rows go through a pipe the test holds open."""
     from tests.stubs import write_stub
 
