@@ -795,10 +795,10 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
     that cannot keeps the picker open, and its reason takes the header. A branch change is
     asked about after the picker closes. With no row (no ID: nothing matches yet, the rows
     still coming in or a list being reloaded), the key stays held for the next result."""
-    from sessidx.picker import accept_action, refusal_action
+    from sessidx.picker import accept_action, held_action, refusal_action
 
     if ident is None:
-        out(f"change-list-label({'alt-enter' if allow_permissive else 'enter'})+rebind(result)")
+        out(held_action(allow_permissive))
         return ExitCode.OK
     if ident.startswith("@"):
         from sessidx import remote

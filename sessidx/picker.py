@@ -14,7 +14,7 @@ import sys
 from sessidx import __version__
 from sessidx.cache import cache_dir, read, write
 from sessidx.errors import Cancelled, SessidxError
-from sessidx.render import list_width, preview_window, prompt_of
+from sessidx.render import clean, list_width, preview_window, prompt_of
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -139,17 +139,27 @@ def held_check(me: str) -> str:
             f"alt-enter) exec {me} check --allow-permissive {{-1}};; esac")
 
 
+def _key_name(permissive: bool) -> str:
+    return "alt-enter" if permissive else "enter"
+
+
+def _in_hex(key: str) -> str:
+    return key.encode("utf-8", "surrogateescape").hex()
+
+
 def accept_action(ident: str, permissive: bool) -> str:
     """A check's yes: fzf prints the key, the checked session's key (in hex: it comes from session
     data, and no character of it may end the action) and the row it accepts, which run_fzf
     compares, since fzf's current row may have changed since the check read it."""
-    key = "alt-enter" if permissive else "enter"
-    return f"print({key})+print({ident.encode('utf-8', 'surrogateescape').hex()})+accept"
+    return f"print({_key_name(permissive)})+print({_in_hex(ident)})+accept"
+
+
+def held_action(permissive: bool) -> str:
+    """A check with no row: the key stays held for the next result (hold)."""
+    return f"change-list-label({_key_name(permissive)})+rebind(result)"
 
 
 def refusal_action(reason: str) -> str:
-    from sessidx.render import clean
-
     return f"change-list-label()+change-header:cannot resume: {clean(reason)} (Esc leaves)"
 
 
@@ -298,7 +308,7 @@ def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: st
 def same_row(checked: str, key: str) -> None:
     """The row fzf accepted is the one the check said yes to (accept_action): fzf's current row
     may change between the two, when a list is swapped in at that instant."""
-    if checked != key.encode("utf-8", "surrogateescape").hex():
+    if checked != _in_hex(key):
         raise SessidxError("the list changed as the key was pressed, so nothing was resumed: press it again")
 
 
