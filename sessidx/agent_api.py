@@ -117,6 +117,7 @@ class Sessions:
         if key.startswith("@"):
             from sessidx.remote import plan
 
+            self.session(key)  # one the host sent: no ssh to a name made up
             made = plan(self.env, key, shell, allow_permissive)
             data: dict[str, Any] = made.data
             return Planned(key, made.host.name, data["cwd"], data["argv"], made.line, shell, made.error,
