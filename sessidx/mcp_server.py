@@ -88,7 +88,7 @@ def server(env: Env) -> Server:
         except SessidxError as exc:
             raise ToolError(str(exc)) from None
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, structured_output=False)
     def search(query: Annotated[str, Field(description='words that were said, all of them; "a phrase" in quotes',
                                            max_length=QUERY_CAP)],
                app: App = None, folder: Folder = None, since: Since = None, until: Until = None, host: Host = None,
@@ -98,14 +98,14 @@ def server(env: Env) -> Server:
         a typo of a word asked, e.g. `retries → retry`)."""
         return answer(lambda s: agent_api.search(s, query, app, folder, since, until, host, limit))
 
-    @mcp.tool(name="list", annotations=READ_ONLY)
+    @mcp.tool(name="list", annotations=READ_ONLY, structured_output=False)
     def list_(app: App = None, folder: Folder = None, since: Since = None, until: Until = None, host: Host = None,
               limit: Annotated[int, Field(ge=1, le=LIST_LIMIT)] = 20,
               archived: Annotated[bool, Field(description="include archived sessions")] = False) -> str:
         """List sessions, newest first, with their folder, branch, model and when they were last used."""
         return answer(lambda s: agent_api.list_sessions(s, app, folder, since, until, host, limit, archived))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, structured_output=False)
     def show(id: Id,
              query: Annotated[str | None, Field(description="show the exchanges around the message that best "
                                                             "matches these words", max_length=QUERY_CAP)] = None,
@@ -115,7 +115,7 @@ def server(env: Env) -> Server:
         show their command or path, tool outputs their gist; secrets are masked (•••)."""
         return answer(lambda s: agent_api.show(s, id, query, exchanges))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, structured_output=False)
     def plan(id: Id, allow_permissive: Annotated[bool, Field(
             description="carry a recorded loose approval mode, as the picker's Alt-Enter does")] = False) -> str:
         """What resuming a session would do, never done: the folder, the command, the line for the user's shell,
