@@ -286,3 +286,50 @@ def test_the_server_ends_with_its_input(home, stdin):
     """A client that goes away (stdin closed), or that sends garbage then goes: the server ends."""
     done = subprocess.run([sys.executable, "-m", "sessidx", "mcp"], input=stdin, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_sessions_on_an_ssh_host_are_found_read_and_planned_there(tmp_path, home):
+    """A real sshd on the loopback as the host: its sessions are listed, searched, shown and
+    planned through the picker's host code; the host's stub CLI never runs."""
+    from tests.ssh_test import host_env, make_host
+    from tests.sshd import Client
+
+    client = Client(tmp_path / "ssh")
+    try:
+        alpha = make_host(client, tmp_path, "alpha")
+        folder = tmp_path / "there"
+        folder.mkdir()
+        there = ClaudeSession(cwd=str(folder), prompt=f"the zebra stampede in payments, {PLANTED}: TOKEN={SECRET}",
+                              branch="HEAD")
+        there.write(alpha.home)
+        ClaudeSession(cwd="/l", prompt="a local zebra sighting").write(home)
+        key = f"@alpha/claude:{there.session_id}"
+        env = {**server_env(home, tmp_path), **host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "30"}
+        answers: list[str] = []
+
+        async def body(session: ClientSession) -> None:
+            async def good(tool: str, args: dict[str, Any]) -> Any:
+                result = await call(session, tool, args)
+                answers.append(json.dumps(result))
+                return result
+
+            listed = await good("list", {"host": "alpha"})  # asked now
+            assert [r["id"] for r in listed["results"]] == [key] and listed["results"][0]["host"] == "alpha"
+            both = await good("list", {})  # this machine, and what alpha sent last
+            assert {r["host"] for r in both["results"]} == {None, "alpha"}
+            found = await good("search", {"query": "zebra stampede"})
+            assert found["results"][0]["id"] == key and "•••" in found["results"][0]["snippet"]
+            assert (await good("search", {"query": "zebra", "host": "local"}))["results"][0]["host"] is None
+            shown = await good("show", {"id": key, "query": "stampede"})  # the host's own export
+            assert any("zebra stampede" in m["text"] and m.get("match") for m in shown["messages"])
+            p = await good("plan", {"id": key})
+            assert p["host"] == "alpha" and p["folder"] == str(folder) and p["verdict"] == "would resume"
+            assert p["line"].startswith("ssh ") and f"--resume={there.session_id}" in p["line"]
+            error = await refused(session, "show", {"id": "@alpha/claude:00000000-0000-0000-0000-000000000000"})
+            assert "no session" in error
+
+        with_server(env, body)
+        assert answers and not any(SECRET in a for a in answers)
+        assert recorded(alpha.folder / "bin", "claude") is None
+    finally:
+        client.close()
