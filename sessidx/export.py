@@ -81,7 +81,10 @@ def export(env: Env, out: Any, ident: str, as_json: bool = False, output: str | 
     if output is None or output == "-":
         out(text)
         return ExitCode.OK
-    _write(output, text + "\n", exclusive=False)
+    try:
+        _write(output, text + "\n", exclusive=False)
+    except OSError as exc:
+        raise SessidxError(f"cannot write {output}: {exc.strerror or exc}") from None
     render.warn(f"exported to {output}")
     return ExitCode.OK
 

@@ -59,7 +59,8 @@ def test_to_a_file_and_the_bad_ids(home, tmp_path):
     assert "Fix the flaky login test" in out.read_text()
     for bad, said in ((["export"], "export needs a session"), (["export", "nosuch-id"], "no session matches"),
                       (["export", "ab"], "too short"), (["export", s.session_id, "-o", str(tmp_path / "no/such/dir.md")],
-                                                         "No such file")):
+                                                         "cannot write"), (["export", s.session_id, "-o", "/dev/full"],
+                                                                           "cannot write /dev/full: No space left")):
         done = run_cli(*bad)
         assert done.returncode == 1 and said in done.stderr and done.stderr.count("\n") == 1, (bad, done.stderr)
 
