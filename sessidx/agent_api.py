@@ -349,44 +349,46 @@ def exchanges_of(said: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
     return parts
 
 
+def best_match(parts: list[list[tuple[str, str]]], words: list[str]) -> tuple[int, int] | None:
+    """(exchange, message) of the message holding the most of `words`, the first of equals;
+    None when none holds any."""
+    from sessidx.content.snippets import find_word
+
+    held = [(sum(find_word(w, text) >= 0 for w in words), -i, -j) for i, part in enumerate(parts)
+            for j, (_, text) in enumerate(part)]
+    best = max(held, default=None)
+    return (-best[1], -best[2]) if best and best[0] else None
+
+
 def show(sessions: Sessions, id: str, query: str | None = None, exchanges: int = 3) -> dict[str, Any]:
     """One session's conversation: its last `exchanges`, or those around the message that best
     matches `query`; each message and the whole bounded, secrets masked."""
     from sessidx.content.query import words_of
-    from sessidx.content.snippets import find_word, snippet_of
+    from sessidx.content.snippets import snippet_of
 
     _limit(exchanges, EXCHANGES_CAP)
-    if query is not None:
-        _query(query)
+    words = words_of(_query(query)) if query is not None else []
     session, said = sessions.said(id)
     parts = exchanges_of(said)
-    words = words_of(query) if query else []
-    focus, note = len(parts) - 1, f"the last {min(exchanges, len(parts))} of {len(parts)} exchanges"
-    hit = None
-    if words:
-        held = [(sum(find_word(w, text) >= 0 for w in words), -i, i, j) for i, part in enumerate(parts)
-                for j, (_, text) in enumerate(part)]
-        best = max(held, default=None)
-        if best and best[0]:
-            focus, hit = best[2], (best[2], best[3])
-            note = f"{min(exchanges, len(parts))} of {len(parts)} exchanges, around the best match of the query"
-        else:
-            note = f"no message holds the query's words; {note}"
-    start = max(0, min(focus - (exchanges - 1) // 2, len(parts) - exchanges))
-    shown = parts[start:start + exchanges] if words and hit else parts[-exchanges:]
-    first = start if words and hit else max(0, len(parts) - exchanges)
+    hit = best_match(parts, words) if words else None
+    focus = hit[0] if hit else len(parts) - 1
+    count = f"{min(exchanges, len(parts))} of {len(parts)} exchanges"
+    note = f"{count}, around the best match of the query" if hit else f"the last {count}"
+    if words and not hit:
+        note = f"no message holds the query's words; {note}"
+    start = max(0, min(focus - (exchanges - 1) // 2, len(parts) - exchanges))  # the focus in the middle
     messages: list[dict[str, Any]] = []
-    for i, part in enumerate(shown, first):
+    for i, part in enumerate(parts[start:start + exchanges], start):
         for j, (role, text) in enumerate(part):
-            if hit == (i, j) and len(text) > MESSAGE_CAP:
+            if hit == (i, j) and len(text) > MESSAGE_CAP:  # the match itself is in what is shown of it
                 text = snippet_of(text, words, MESSAGE_CAP)
             messages.append({"role": role, "text": _cut(text, MESSAGE_CAP), "exchange": i + 1,
                              **({"match": True} if hit == (i, j) else {})})
     left_out = 0
-    while sum(len(m["text"]) for m in messages) > SHOW_CAP and len(messages) > 1:  # farthest from the focus first
-        far = 0 if not hit or abs(messages[0]["exchange"] - 1 - focus) >= abs(messages[-1]["exchange"] - 1 - focus) \
-            else -1
-        messages.pop(far)
+    while sum(len(m["text"]) for m in messages) > SHOW_CAP and len(messages) > 1:
+        # the message farthest from the focus goes: the oldest for the last exchanges
+        first, last = (abs(messages[k]["exchange"] - 1 - focus) for k in (0, -1))
+        messages.pop(0 if first >= last else -1)
         left_out += 1
     return {"session": facts(session), "shown": note, "messages": messages,
             **({"left_out": f"{left_out} messages, to keep the answer under {SHOW_CAP:,} characters"}

@@ -333,3 +333,21 @@ def test_sessions_on_an_ssh_host_are_found_read_and_planned_there(tmp_path, home
         assert recorded(alpha.folder / "bin", "claude") is None
     finally:
         client.close()
+
+
+def test_every_answer_stays_under_its_bounds(home, tmp_path):
+    """40 long exchanges, 200 sessions in long folders: the show keeps its newest messages under
+    SHOW_CAP and says how many it left out; the list is shortened to RESULT_CAP and says so."""
+    talk = ClaudeSession(cwd="/w/talk", prompt="a long question " + "about retries " * 150, turns=40)
+    talk.write(home)
+    for i in range(200):
+        ClaudeSession(cwd=f"/w/{i:03d}/" + "deep/" * 150, prompt=f"session {i} " + "words " * 60).write(home)
+
+    async def body(session: ClientSession) -> None:
+        shown = await call(session, "show", {"id": f"claude:{talk.session_id}", "exchanges": 20})
+        assert sum(len(m["text"]) for m in shown["messages"]) <= SHOW_CAP and "left_out" in shown
+        assert shown["messages"][-1]["exchange"] == 40 and shown["messages"][0]["exchange"] > 21
+        listed = await call(session, "list", {"limit": 200})
+        assert listed["total"] == 201 and "cut" in listed and 0 < len(listed["results"]) < 200
+
+    with_server(server_env(home, tmp_path), body)
