@@ -133,35 +133,48 @@ class Sessions:
 
     def search(self, query: str, app: str | None, limit: int, since: int | None, until: int | None,
                names: list[str] | None = None) -> tuple[list[Found], list[str]]:
-        """What was said: this machine's content index brought up to date and asked, and each
-        host asked at once (its own index); best first, and a note for each host that failed."""
+        """What was said: each host asked at once (its own content index, a thread each, as
+        `sessidx search --host`), meanwhile this machine's index brought up to date and asked;
+        best first, and a note for each host that failed."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from sessidx.hosts import timeout
         from sessidx.remote import host_hits, search_args
         from sessidx.when import within
 
         local, hosts = self.hosts(names)
         found: list[Found] = []
         notes: list[str] = []
-        if local and self.local():  # none here: not the demo home's sessions
-            from sessidx.commands import refresh_content
-            from sessidx.content import query as content_query
-            from sessidx.content import store
+        wait = max(timeout(self.env), 60.0)  # a host may be indexing what was said there first
+        with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
+            asked = [pool.submit(host_hits, self.env, host, search_args(query, app, limit), wait) for host in hosts]
+            if local and self.local():  # none here: not the demo home's sessions
+                found += self._search_here(query, app, limit, since, until)
+            for answer in asked:
+                hits, note = answer.result()
+                notes += [note] if note else []
+                # the hosts are asked no dates: they are checked here
+                found += [Found(s, score, snippet, near) for score, s, snippet, near in hits
+                          if within(s.mtime, since, until)]
+        found.sort(key=lambda f: (-f.score, -f.session.mtime))
+        return found, notes
 
+    def _search_here(self, query: str, app: str | None, limit: int, since: int | None,
+                     until: int | None) -> list[Found]:
+        from sessidx.commands import refresh_content
+        from sessidx.content import query as content_query
+        from sessidx.content import store
+
+        try:
             db = store.open_index(self.env)
             try:
                 refresh_content(self.env, db)
-                found += [Found(h.session, -h.score, h.snippet, h.also)
-                          for h in content_query.search(db, query, app, limit, since=since, until=until)]
+                return [Found(h.session, -h.score, h.snippet, h.also)
+                        for h in content_query.search(db, query, app, limit, since=since, until=until)]
             finally:
                 db.close()
-        from sessidx.hosts import timeout
-
-        for host in hosts:  # the hosts' own search: no dates asked, so they are checked here
-            hits, note = host_hits(self.env, host, search_args(query, app, limit), max(timeout(self.env), 60.0))
-            notes += [note] if note else []
-            found += [Found(s, score, snippet, near) for score, s, snippet, near in hits
-                      if within(s.mtime, since, until)]
-        found.sort(key=lambda f: (-f.score, -f.session.mtime))
-        return found, notes
+        except store.DatabaseError as exc:  # damaged, or a full disk: `sessidx search` makes it again
+            raise SessidxError(f"the content index cannot be used here ({exc}): run `sessidx search` once") from None
 
     def said(self, key: str) -> tuple[Session, list[tuple[str, str]]]:
         """The session and its whole conversation, (role, text), role `user`, `assistant` or
