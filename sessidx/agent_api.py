@@ -154,8 +154,8 @@ class Sessions:
                 hits, note = answer.result()
                 notes += [note] if note else []
                 # the hosts are asked no dates: they are checked here
-                found += [Found(s, score, snippet, near) for score, s, snippet, near in hits
-                          if within(s.mtime, since, until)]
+                found += [Found(s, score, mask(snippet), near) for score, s, snippet, near in hits
+                          if within(s.mtime, since, until)]  # masked there, and here again: a host is hostile
         found.sort(key=lambda f: (-f.score, -f.session.mtime))
         return found, notes
 
