@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from sessidx.agent_api import MESSAGE_CAP, SHOW_CAP
 from sessidx.mcp_server import RESULT_CAP
 from tests.apps.apps2_test import home_of
-from tests.startup_test import PROBE, _press, loaded_by
+from tests.startup_test import PROBE, loaded_by, press_key
 from tests.stubs import recorded, write_stub
 
 SECRET = "ghp_" + "Zq8XvN2kLmR4tY7wB1cD9eF3gH5jK6pQ0sUa"  # a GitHub token's shape
@@ -270,7 +270,7 @@ def test_no_other_command_loads_the_sdk(home, tmp_path):
     fzf = tmp_path / "fzf"
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
     fzf.chmod(0o755)
-    pressed = _press({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
+    pressed = press_key({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
     assert "sessidx.picker" in pressed and sdk_modules(pressed) == set()
 
 
