@@ -2,9 +2,10 @@
 sessions, what was said where, one session's conversation, what resuming one would do.
 
 Plain functions returning bounded, masked data (the MCP SDK is met only in mcp_server.py).
-Every call into the rest of sessidx is in `Sessions`, the adapter at the top: what answers
-(today's index, content search, resume plan and host code) can change there, in one place.
-Nothing here runs a session: a plan is made and described, never carried out.
+Every call about where sessions live and what they hold is in `Sessions`, the adapter at the
+top (today: the index, the content search, the resume plan, the host code), so what answers
+can change there, in one place; the tools below it use only sessidx's text helpers (masking,
+dates, word matching). Nothing here runs a session: a plan is made and described, never carried out.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sessidx.errors import SessidxError
 from sessidx.model import Session
 from sessidx.redact import mask
 
-# The adapter: every call this module and export.py make into sessidx ------------------------------
+# The adapter: every call this module and export.py make to find sessions and read them -----------
 
 
 @dataclass
