@@ -42,6 +42,7 @@ conformance: $(BIN)/.installed
 	$(BIN)/python fixtures/conformance_more.py || rc=1; \
 	$(BIN)/python fixtures/conformance_login.py || rc=1; \
 	$(BIN)/python fixtures/conformance_tui.py || rc=1; \
+	$(BIN)/python fixtures/conformance_mcp.py || rc=1; \
 	exit $$rc
 
 demo: $(BIN)/.installed

@@ -124,6 +124,14 @@ def _search(s: argparse.ArgumentParser) -> None:
     _host_option(s)
 
 
+def _export(s: argparse.ArgumentParser) -> None:
+    s.add_argument("id", nargs="?", help="the session: an id, app:id, @host/app:id, or a unique prefix")
+    s.add_argument("--json", action="store_const", const="json", dest="format", help="JSON instead of Markdown")
+    s.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    s.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (default: stdout)")
+    s.add_argument("--picker", action="store_true", help=argparse.SUPPRESS)  # Alt-E: a new file here, fzf's action
+
+
 def _help(s: argparse.ArgumentParser) -> None:
     s.add_argument("topic", nargs="?", metavar="COMMAND", help="a command to explain")
 
@@ -139,6 +147,8 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "build": ("refresh the index and time each app", _build),
     "init": ("print the shell snippet", _init),
     "hosts": ("the SSH hosts named and what each sent last", _hosts),
+    "export": ("one session as Markdown or JSON, secrets masked", _export),
+    "mcp": ("an MCP server over stdio for agents (pip install 'sessidx[mcp]')", _nothing),
     "help": ("this help, or a command's", _help),
     "lines": (None, _lines),  # the picker's reload feed
     "cycle": (None, _cycle),  # Ctrl-A, Alt-A, Ctrl-S and Ctrl-F in the picker

@@ -202,6 +202,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.copy(env, _out, ident=args.id, shell=args.shell)
         if args.command == "check":
             return commands.check(env, _out, ident=args.id, allow_permissive=args.allow_permissive)
+        if args.command == "export":
+            from sessidx.export import export, to_file
+
+            if args.picker:
+                return to_file(env, _out, args.id)
+            if not args.id:
+                raise SessidxError("export needs a session: sessidx export ID")
+            return export(env, _out, args.id, as_json=args.format == "json", output=args.output)
+        if args.command == "mcp":
+            return _mcp(env)
         if args.command == "help":
             from sessidx.argv import parser
 
@@ -223,6 +233,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         warn(_cannot_write(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}")
         return ExitCode.ERROR
+
+
+def _mcp(env: Any) -> int:
+    """`sessidx mcp`, when the SDK is installed (the `mcp` extra)."""
+    try:
+        from sessidx.mcp_server import serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == "sessidx":
+            raise
+        raise SessidxError(f"sessidx mcp needs the MCP SDK ({exc.name} is missing): "
+                           "pip install 'sessidx[mcp]'") from None
+    return serve(env)
 
 
 def _quiet_stdout() -> None:

@@ -29,6 +29,7 @@ KEYS = (
     ("Esc", "back to the prompt, nothing runs"),
     ("Alt-Enter", "resume, carrying the recorded loose mode for this launch"),
     ("Ctrl-Y", "copy the resume command"),
+    ("Alt-E", "export the session as Markdown to a new file in this folder"),
     ("Ctrl-A / Alt-A", "only the next / previous app's sessions, then all again"),
     ("Ctrl-S", "scope: this folder, this repository (worktrees too), everywhere"),
     ("Alt-N / Alt-P", "what was said: the preview steps to the next / previous match"),
@@ -245,6 +246,7 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--bind=alt-enter:{hold('alt-enter')}",
         f"--bind=result:unbind(result)+transform:{held_check(me)}",
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{-1}})",
+        f"--bind=alt-e:transform({me} export --picker -- {{-1}})",
         # A held key (hold) is forgotten by any key that changes the list.
         f"--bind=ctrl-a:{FORGET_HELD}+transform({me} cycle app)",
         f"--bind=alt-a:{FORGET_HELD}+transform({me} cycle app-back)",

@@ -43,6 +43,8 @@ COMMANDS = {
     "resume": lambda s: ["resume", s.session_id, "--shell", "bash"],
     "resume --json": lambda s: ["resume", s.session_id, "--json"],
     "search": lambda s: ["search", "flaky"],
+    "export": lambda s: ["export", s.session_id],
+    "export --json": lambda s: ["export", "--json", s.session_id],
     "init": lambda s: ["init", "bash"],
     "help": lambda s: ["help"],
     "--version": lambda s: ["--version"],

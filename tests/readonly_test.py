@@ -142,3 +142,37 @@ def test_synthetic_homes_are_read_only_too(tmp_path, monkeypatch):
     assert RECORDER.writes == [] and RECORDER.opened
     after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (tmp_path / "syn").rglob("*"))
     assert before == after
+
+
+def test_the_agent_tools_and_export_read_only(realdata, tmp_path, monkeypatch):
+    """What `sessidx mcp` answers and `sessidx export` writes, over the real homes: every session
+    listed, searched, shown, planned and exported, the homes only read and no credential opened."""
+    from sessidx import agent_api
+    from sessidx.export import document, markdown
+
+    home = tmp_path / "agents"
+    for name in ("claude-home", "codex-home", "gemini-home", "copilot-home", "qwen-home"):
+        shutil.copytree(realdata(name), home, dirs_exist_ok=True)
+    for folder in (home, home / ".claude", home / ".codex", home / ".gemini", home / ".copilot", home / ".qwen"):
+        for cred in CREDENTIALS:
+            (folder / cred).write_text('{"secret": "do not open"}')
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    RECORDER.roots = (str(home),)
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    RECORDER.active = True
+    try:
+        sessions = agent_api.Sessions(current_env())
+        listed = agent_api.list_sessions(sessions, limit=200, archived=True)["results"]
+        found = agent_api.search(sessions, "mock")["results"]
+        shown = [agent_api.show(sessions, r["id"], exchanges=20) for r in listed]
+        planned = [agent_api.plan(sessions, r["id"]) for r in listed]
+        pages = [markdown(document(sessions, r["id"])) for r in listed]
+    finally:
+        RECORDER.active = False
+    assert len(listed) > 20 and found and any(s["messages"] for s in shown) and all(p["verdict"] for p in planned)
+    assert all(page.startswith("# ") for page in pages)
+    assert RECORDER.writes == []
+    assert not [p for p in RECORDER.opened if Path(p).name in CREDENTIALS]
+    assert RECORDER.opened
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    assert before == after

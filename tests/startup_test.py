@@ -69,7 +69,7 @@ def test_a_content_keystroke_loads_neither_json_nor_re(home):
     assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types", "zlib"} == set()
 
 
-def _press(env: dict[str, str]) -> set[str]:
+def press_key(env: dict[str, str]) -> set[str]:
     """The modules `sessidx pick` loaded, on a terminal of its own, up to fzf and back from its Esc."""
     import os
     import pty
@@ -102,9 +102,9 @@ def test_the_next_key_press_draws_the_kept_rows_loading_no_index(home, tmp_path)
     fzf.write_text(f"#!/bin/sh\ncat > {tmp_path}/given\nexit 130\n")
     fzf.chmod(0o755)
     env = {**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)}
-    first = _press(env)
+    first = press_key(env)
     assert "sessidx.index" in first  # no rows kept yet: the index drew them, and kept them
-    again = _press(env)
+    again = press_key(env)
     assert "sessidx.picker" in again and again & (HEAVY | {"sessidx.index", "sessidx.apps", "sessidx.commands"}) == set()
     assert "/w" in (tmp_path / "given").read_text()
 
@@ -120,7 +120,7 @@ def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")  # reads the rows, then Esc
     fzf.chmod(0o755)
     env = {**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)}
-    loaded = _press(env)
+    loaded = press_key(env)
     assert "sessidx.picker" in loaded and loaded & HEAVY == set(), sorted(loaded)
 
 
@@ -212,7 +212,7 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatc
     fzf = tmp_path / "fzf"
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
     fzf.chmod(0o755)
-    hot = _press({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
+    hot = press_key({**os.environ, "SESSIDX_SHELL": "bash", "SESSIDX_FZF": str(fzf)})
     for args in (["list"], ["lines"], ["lines", "--stream"], ["lines", "--content", "flaky login"],
                  ["preview", "--shell", "bash", key], ["check", key], ["search", "flaky"]):
         hot |= loaded_by(*args)
