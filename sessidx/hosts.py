@@ -52,34 +52,76 @@ class Host:
         self.port = port
 
     def destination(self) -> list[str]:
-        """ssh's arguments naming the host: `[-p PORT] [user@]host`."""
-        return (["-p", self.port] if self.port else []) + [self.target]
+        """ssh's arguments naming the host, its options ended first: `[-p PORT] -- [user@]host`
+        (OpenSSH reads options after the host too, unless `--` came before it). The command
+        follows as its own word."""
+        return (["-p", self.port] if self.port else []) + ["--", self.target]
 
     def __repr__(self) -> str:
         return f"Host({self.name!r})"
 
 
 def parse_host(text: str) -> Host | None:
-    """A host name, or None when it is not one: empty, too long, a character ssh would not
-    take in a host name (space, `/`, a quote, a control character), or a leading `-`, which
-    ssh would read as an option."""
-    if not text or len(text) > 255 or text[0] in "-@" or not set(text) <= _HOST_CHARS:
-        return None
+    """A host name, or None when it is not one (`host_problem` says why)."""
+    parsed = _parsed_host(text)
+    return parsed if isinstance(parsed, Host) else None
+
+
+def host_problem(text: str) -> str | None:
+    """Why `text` is not a host name, in a few words; None when it is one."""
+    parsed = _parsed_host(text)
+    return parsed if isinstance(parsed, str) else None
+
+
+def _parsed_host(text: str) -> Host | str:
+    """`[user@]host`, `[user@]host:port`, a bare IPv6 address, or one in brackets (`[addr]`,
+    `[addr]:port`): brackets hold an address and nothing else. No part may start with `-`,
+    which ssh would read as an option (its options are also ended before the host: `--`)."""
+    if not text or len(text) > 255:
+        return "empty or longer than 255 characters"
+    if not set(text) <= _HOST_CHARS:
+        return "a character ssh does not take in a host name"
     target, port = text, None
     if text.startswith("["):  # [v6]:port or [v6]
-        inside, _, rest = text[1:].partition("]")
-        if not inside or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
-            return None
+        inside, closed, rest = text[1:].partition("]")
+        if not closed or "[" in inside or "]" in rest:
+            return "brackets hold an IPv6 address and nothing else"
+        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return "only a port (`:22`) may follow `]`"
+        if not _ipv6(inside):
+            return "brackets hold an IPv6 address and nothing else"
         target, port = inside, rest[1:] or None
+    elif "[" in text or "]" in text:
+        return "brackets hold an IPv6 address and nothing else"
     elif text.count(":") == 1:  # host:port (more colons: a bare IPv6 address)
         target, _, port = text.partition(":")
-        if not port.isdigit() or not target or target.endswith("@"):
-            return None
+        if not port.isdigit():
+            return "the port is not a number"
     if port is not None and not 0 < int(port) < 65536:
-        return None
-    if "@" in target and (target.count("@") > 1 or target.startswith("@") or target.endswith("@")):
-        return None
+        return "the port is not between 1 and 65535"
+    user, at, name = target.rpartition("@")
+    if at and (not user or "@" in user):
+        return "more than one `@`, or nothing before it"
+    if not name:
+        return "no host after `@`"
+    if name[0] == "-" or user[:1] == "-":
+        return "it starts with `-` (ssh would read an option)"
+    if (":" in name or "%" in name) and not _ipv6(name):
+        return "`:` or `%` in a host name that is not an IPv6 address"
     return Host(text, target, port)
+
+
+def _ipv6(text: str) -> bool:
+    """An IPv6 address (a zone `%eth0` after it allowed), by the standard library's reading."""
+    if not text or text[0] == "-":
+        return False
+    import ipaddress  # only for an address: a host named by name never loads it
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def config_path(env: Env) -> str | None:
@@ -105,20 +147,20 @@ def configured(env: Env) -> tuple[list[Host], list[str]]:
     hosts: list[Host] = []
     problems: list[str] = []
     for word in dict.fromkeys(words):
-        host = parse_host(word)
-        if host is None:
-            problems.append(f"not a host name, ignored: {word!r}")
+        parsed = _parsed_host(word)
+        if isinstance(parsed, str):
+            problems.append(f"not a host name, ignored: {word!r}: {parsed}")
         else:
-            hosts.append(host)
+            hosts.append(parsed)
     return hosts, problems
 
 
 def host_named(env: Env, name: str) -> Host:
     """`name` as a host: `all` is not one; any valid name is (it need not be configured)."""
-    host = parse_host(name)
-    if host is None:
-        raise SessidxError(f"not a host name: {name!r}")
-    return host
+    parsed = _parsed_host(name)
+    if isinstance(parsed, str):
+        raise SessidxError(f"not a host name: {name!r}: {parsed}")
+    return parsed
 
 
 def timeout(env: Env) -> float:
@@ -405,7 +447,7 @@ def background_argv(env: Env, host: Host, remote_command: str, wait: float) -> l
         if os.path.exists(socket) or not _own_control(env, host):
             options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={socket.replace('%', '%%')}",
                         "-o", f"ControlPersist={CONTROL_PERSIST}"]
-    return [*ssh, *options, *host.destination(), "--", remote_command]
+    return [*ssh, *options, *host.destination(), remote_command]
 
 
 class Reply:

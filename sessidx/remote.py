@@ -16,7 +16,7 @@ note; the plan likewise. Shown text goes through `render.clean`; what reaches a 
 quoted here, never taken as a line from the host: the host makes the plan (the folder
 exists there, the branch there, the modes and flags of the CLI installed there), and this
 side quotes its folder and argv into `cd -- DIR && ARGV` for `sh -c` on the host, that for
-the host's login shell, and the whole `ssh -t HOST -- '...'` for the local shell.
+the host's login shell, and the whole `ssh -t -- HOST '...'` for the local shell.
 """
 
 from __future__ import annotations
@@ -482,14 +482,14 @@ def _valid_plan(data: object, app: str, sid: str) -> dict[str, object] | None:
 
 
 def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> str:
-    """`ssh -t HOST -- 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
+    """`ssh -t -- HOST 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
     `sh -c` whatever the host's login shell (sh, bash, zsh or fish: each reads the portable
     quoting alike), so `cd --` and `&&` mean what they mean in sh."""
     from sessidx.hosts import ssh_command
     from sessidx.quoting import command_line, quote_portable
 
     inner = f"cd -- {quote_portable(cwd)} && " + " ".join(quote_portable(a) for a in argv)
-    return command_line([*ssh_command(env), "-t", *host.destination(), "--", "exec sh -c " + quote_portable(inner)],
+    return command_line([*ssh_command(env), "-t", *host.destination(), "exec sh -c " + quote_portable(inner)],
                         shell)
 
 
@@ -625,11 +625,13 @@ def copy(env: Env, out: Out, ident: str, shell: str) -> int:
 def chosen_hosts(env: Env, names: list[str]) -> tuple[bool, list[Host]]:
     """(this machine too, the hosts) for `--host` values: a host name, `local`, or `all`."""
     local, hosts = False, []
-    known = configured(env)[0]
+    known, problems = configured(env)
     for name in names:
         if name == "all":
             local = True
             hosts += known
+            for problem in problems:  # a name given that is not a host: said, not silently left out
+                render.warn(problem)
         elif name == "local":
             local = True
         else:

@@ -290,7 +290,7 @@ def test_a_hostile_folder_on_a_host_runs_nothing_here_or_there(client, tmp_path)
     done = sessidx(client, "alpha", "resume", f"@alpha/claude:{s.session_id}", "--shell", "bash")
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip()
-    assert line.startswith("ssh -F ") and " -t alpha -- " in line
+    assert line.startswith("ssh -F ") and " -t -- alpha " in line
     # the line, run by a real local bash, reaches the stub on the host, in that folder
     subprocess.run(["bash", "-c", line], env={**os.environ, "PATH": os.environ["PATH"]}, stdin=subprocess.DEVNULL,
                    capture_output=True, timeout=30)
@@ -464,7 +464,7 @@ def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bi
         assert argv == [f"--resume={s.session_id}", "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
         assert cwd == str(folder)
         assert recorded(stub_bin, "claude") is None  # nothing ran here
-        assert "-t alpha --" in sh.history()  # the local line is in history
+        assert "-t -- alpha " in sh.history()  # the local line is in history
     finally:
         sh.tmux.kill()
 
@@ -586,7 +586,8 @@ def test_hosts_come_from_the_variable_or_the_file(tmp_path, monkeypatch):
     (tmp_path / "config" / "sessidx").mkdir(parents=True)
     (tmp_path / "config" / "sessidx" / "hosts").write_text("# dev boxes\nalpha\nbeta:2200  # the build box\n-x\n")
     hosts, problems = configured(current_env())
-    assert [h.name for h in hosts] == ["alpha", "beta:2200"] and problems == ["not a host name, ignored: '-x'"]
+    assert [h.name for h in hosts] == ["alpha", "beta:2200"] and problems == [
+        "not a host name, ignored: '-x': it starts with `-` (ssh would read an option)"]
     monkeypatch.setenv("SESSIDX_HOSTS", "gamma, alpha")
     assert [h.name for h in configured(current_env())[0]] == ["gamma", "alpha"]
     monkeypatch.setenv("SESSIDX_HOSTS", "-")

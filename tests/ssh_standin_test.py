@@ -1,0 +1,129 @@
+"""Hosts against a stand-in for ssh on PATH (no sshd): it logs its argv and plays a host that is
+this machine (it runs the command after the host word with `sh -c`), or one that closes its
+output and lives on. What no real ssh would let a test see: every word sessidx hands ssh."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from homes import ClaudeSession
+
+from tests.conftest import require, run_cli
+from tests.stubs import recorded, write_stub
+
+STANDIN = r'''#!{python}
+import json, os, sys
+args = sys.argv[1:]
+with open({log!r}, "a") as f:
+    f.write(json.dumps(args) + "\n")
+if os.environ.get("STANDIN_HANG"):  # the host end closes its output and lives on (and so does a child of it)
+    import subprocess
+    child = subprocess.Popen(["sleep", "60"])
+    with open({pids!r}, "a") as f:
+        f.write(f"{{os.getpid()}} {{child.pid}}\n")
+    os.close(1)
+    os.close(2)
+    child.wait()
+    sys.exit(0)
+if "-G" in args:  # `ssh -G`: no ControlPath of the user's
+    sys.exit(0)
+end = args.index("--")  # a host that is this machine: what follows the host word, run by sh
+os.execvp("sh", ["sh", "-c", " ".join(args[end + 2:])])
+'''
+
+
+class StandIn:
+    def __init__(self, folder: Path) -> None:
+        self.bin = folder / "bin"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        self.log = folder / "ssh.log"
+        self.pids = folder / "ssh.pids"
+        script = self.bin / "ssh"
+        script.write_text(STANDIN.format(python=sys.executable, log=str(self.log), pids=str(self.pids)))
+        script.chmod(0o755)
+        write_stub(self.bin, "claude")
+        self.path = f"{self.bin}:{os.environ['PATH']}"
+
+    def calls(self) -> list[list[str]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def run(self, hosts: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return run_cli(*args, env={"PATH": self.path, "SESSIDX_HOSTS": hosts, "SESSIDX_REMOTE_PYTHON": sys.executable,
+                                   "XDG_RUNTIME_DIR": str(self.bin.parent / "run"), **env})
+
+
+@pytest.fixture
+def standin(tmp_path: Path) -> StandIn:
+    return StandIn(tmp_path / "standin")
+
+
+def one_line_refusal(done: subprocess.CompletedProcess[str], name: str) -> None:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1, done.stderr
+    assert f"not a host name: {name!r}" in lines[0] and "Traceback" not in done.stderr
+
+
+# Host names are host names: nothing of one reaches ssh as an option ---------------------------------
+
+BRACKETS = ["[-F.x]", "[-Elogfile]", "[-D1080]", "[-G]", "[-oProxyCommand=x]", "[box]", "[::1]x", "[::1]:-1",
+            "me@-oProxyCommand=x", "-F.x@box", "box]", "[::1"]
+
+
+@pytest.mark.parametrize("name", BRACKETS)
+def test_a_bracketed_or_dashed_host_name_is_refused_in_one_line_and_never_reaches_ssh(standin, name):
+    refreshed = standin.run(name, "hosts", "--refresh")
+    assert refreshed.returncode == 0 and refreshed.stderr.count("\n") == 1, refreshed.stderr
+    assert f"not a host name, ignored: {name!r}: " in refreshed.stderr
+    for args in (["list", f"--host={name}"], ["search", f"--host={name}", "--", "retry"],
+                 ["resume", "--shell", "bash", f"@{name}/claude:0f6c2b1e-5d4a-4c3b-9a8f-7e6d5c4b3a21"]):
+        one_line_refusal(standin.run(name, *args), name)
+    listed = standin.run(name, "list", "--host", "all", "--json")
+    assert listed.returncode == 0 and f"ignored: {name!r}" in listed.stderr
+    assert standin.calls() == []
+
+
+def ssh_options(argv: list[str]) -> list[str]:
+    """The words ssh reads as options: those before the first `--`."""
+    assert "--" in argv, argv
+    return argv[:argv.index("--")]
+
+
+@pytest.mark.parametrize("name,target,port", [("[::1]:2222", "::1", "2222"), ("me@box", "me@box", None),
+                                              ("box:2200", "box", "2200"), ("fe80::1%lo", "fe80::1%lo", None)])
+def test_every_call_ends_ssh_options_before_the_host_and_the_resume_line_too(standin, home, tmp_path, name, target,
+                                                                             port):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    session = ClaudeSession(cwd=str(folder), prompt="retry logic")
+    session.write(home)
+    listed = standin.run(name, "list", "--host", name, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [json.loads(line)["host"] for line in listed.stdout.splitlines()] == [name]
+    lines = {}
+    for shell in ("bash", "zsh", "fish"):
+        done = standin.run(name, "resume", "--shell", shell, f"@{name}/claude:{session.session_id}")
+        assert done.returncode == 0, done.stderr
+        lines[shell] = done.stdout.strip()
+    calls = standin.calls()
+    assert len(calls) >= 4
+    for argv in calls:  # the background calls: the host word right after `--`, the port alone an option's value
+        options = ssh_options(argv)
+        assert argv[len(options) + 1] == target
+        assert not [w for w in options if target in w or (w.startswith("-") and name in w)], argv
+        assert (options[options.index("-p") + 1] == port) if port else "-p" not in options
+    for shell, line in lines.items():  # the resume line, read by the shell it is for
+        require(shell)
+        standin.log.unlink()
+        (standin.bin / "claude.argv").unlink(missing_ok=True)
+        subprocess.run([shell, "-c", line], env={**os.environ, "PATH": standin.path}, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+        [argv] = standin.calls()
+        options = ssh_options(argv)
+        assert options == ["-t", *(["-p", port] if port else [])] and argv[len(options) + 1] == target, argv
+        ran = recorded(standin.bin, "claude")
+        assert ran is not None and ran[1] == str(folder) and ran[0][:1] == [f"--resume={session.session_id}"]
