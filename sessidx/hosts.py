@@ -407,16 +407,27 @@ def control_dir(env: Env) -> str | None:
     return None
 
 
-def _own_control(env: Env, host: Host) -> bool:
-    """Whether the user's ssh configuration shares connections to this host itself."""
+def _own_control(env: Env, host: Host, deadline: float) -> bool:
+    """Whether the user's ssh configuration shares connections to this host itself (`ssh -G`,
+    which reads the configuration only; bounded all the same, by the call's deadline)."""
     import subprocess
+    import time
 
     try:
-        done = subprocess.run([*ssh_command(env), "-G", *host.destination()], capture_output=True, timeout=5,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen([*ssh_command(env), "-G", *host.destination()], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         return False
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    try:
+        said, _ = proc.communicate(timeout=max(0.0, min(5.0, deadline - time.monotonic())))
+    except subprocess.TimeoutExpired:
+        end_group(proc.pid, True)
+        proc.wait()
+        return False
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+    for line in said.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")
         if key == "controlpath" and value.strip() not in ("", "none"):
             return True
@@ -434,17 +445,21 @@ def control_socket(folder: str, ssh_words: list[str], name: str) -> str:
     return os.path.join(folder, f"{h:016x}")
 
 
-def background_argv(env: Env, host: Host, remote_command: str, wait: float) -> list[str]:
+def background_argv(env: Env, host: Host, remote_command: str, wait: float, deadline: float | None = None) -> list[str]:
     """The ssh command of a call in the background: no terminal, no password prompt, no agent
     or X11 forwarding, a connect timeout, and one shared connection per host. While our socket
     for the host is there, an earlier call found no ControlPath of the user's: `ssh -G` (a
-    process per call) is not asked again until the connection has gone (ControlPersist)."""
+    process per call) is not asked again until the connection has gone (ControlPersist);
+    that question too is over by `deadline` (monotonic; default `wait` from now)."""
+    import time
+
+    deadline = time.monotonic() + wait if deadline is None else deadline
     options = ["-T", "-a", "-x", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(wait))}",
                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"]
     ssh = ssh_command(env)
     if (folder := control_dir(env)) is not None:
         socket = control_socket(folder, ssh, host.name)
-        if os.path.exists(socket) or not _own_control(env, host):
+        if os.path.exists(socket) or not _own_control(env, host, deadline):
             options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={socket.replace('%', '%%')}",
                         "-o", f"ControlPersist={CONTROL_PERSIST}"]
     return [*ssh, *options, *host.destination(), remote_command]
@@ -463,9 +478,63 @@ class Reply:
 OUTPUT_CAP = 64 * 1024 * 1024  # a host that sends more than this is not listed
 
 
+def end_group(pid: int, group: bool) -> None:
+    """SIGKILL to the process `pid` and, when it leads a session of its own (`group`), to
+    every process in its group: a child of ssh's (a ProxyCommand, a stand-in's `sleep`) that
+    holds on goes too. ssh's shared connection daemonizes into a session of its own: it stays."""
+    from _signal import SIGKILL  # type: ignore[import-not-found]
+
+    try:
+        if group:
+            os.killpg(pid, SIGKILL)
+        else:
+            os.kill(pid, SIGKILL)
+    except OSError:  # (gone already; not reaped, so the id is still ours)
+        pass
+
+
+def _exit_code(pid: int, deadline: float) -> int | None:
+    """The exit code of our child `pid` once it has exited, or None if it has not by `deadline`
+    (monotonic): a host end that closed its output need not have exited. Waited on by its
+    pidfd where the kernel has them, else by short naps."""
+    import time
+
+    pidfd = -1
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = -1
+        poller = None
+        if pidfd >= 0:
+            import select
+
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if poller is not None:
+                poller.poll(left * 1000)
+            else:
+                time.sleep(min(0.02, left))
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
 class Call:
     """`remote_command` on the host, started: `stdin` fed to it, for at most `wait` seconds from
-    now; `reply()` waits for it. Detached from the terminal (a session of its own) unless
+    now, however the other end behaves (at the bound ssh is killed, with its process group when
+    it has one of its own, even when it closed its output and lives on; the `ssh -G` question
+    before it counts too); `reply()` waits for it. Detached from the terminal (a session of its own) unless
     `detach` is False: a content keystroke's calls stay in its process group, so that fzf,
     killing the keystroke's feed when the next key comes, kills them too (BatchMode already
     keeps ssh from asking anything). ssh is started by `os.posix_spawnp`, not `subprocess`
@@ -478,15 +547,16 @@ class Call:
 
         self.wait = wait
         self.deadline = time.monotonic() + wait
+        self.detach = detach
         self.stdin = stdin
         self.failed: Reply | None = None
         self.pid = 0
         self.fds: list[int] = []
-        argv = background_argv(env, host, remote_command, wait)
+        argv = background_argv(env, host, remote_command, wait, self.deadline)
         pipes = [os.pipe() for _ in range(3)]  # not inherited (PEP 446): only the dup2'd ends reach ssh
         child = [pipes[0][0], pipes[1][1], pipes[2][1]]
         try:
-            from _signal import SIGPIPE, SIGXFSZ  # type: ignore[import-not-found]  # defaults in ssh, as subprocess
+            from _signal import SIGPIPE, SIGXFSZ  # defaults in ssh, as subprocess
 
             self.pid = os.posix_spawnp(argv[0], argv, os.environ, setsid=detach, setsigdef=(SIGPIPE, SIGXFSZ),
                                        file_actions=[(os.POSIX_SPAWN_DUP2, fd, i) for i, fd in enumerate(child)])
@@ -519,6 +589,11 @@ class Call:
                 os.close(fd)
         self.fds = [-1, -1, -1]
 
+    def _timed_out(self) -> Reply:
+        end_group(self.pid, self.detach)
+        os.waitpid(self.pid, 0)
+        return Reply(None, b"", "")
+
     def reply(self) -> Reply:
         import select
         import time
@@ -540,11 +615,7 @@ class Call:
             while open_fds:
                 left = self.deadline - time.monotonic()
                 if left <= 0:
-                    from _signal import SIGKILL
-
-                    os.kill(self.pid, SIGKILL)
-                    os.waitpid(self.pid, 0)
-                    return Reply(None, b"", "")
+                    return self._timed_out()
                 for fd, _ in poller.poll(left * 1000):
                     if fd == self.fds[0]:
                         try:
@@ -565,7 +636,9 @@ class Call:
                     elif sizes[fd] <= OUTPUT_CAP:  # past the cap: read on (ssh must not block), kept no more
                         chunks[fd].append(data)
                         sizes[fd] += len(data)
-            code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            code = _exit_code(self.pid, self.deadline)
+            if code is None:  # its output closed, ssh (or what stands in for it) lives on
+                return self._timed_out()
         finally:
             self._close()
         if sizes[out_fd] > OUTPUT_CAP:

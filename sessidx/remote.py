@@ -207,9 +207,10 @@ class RemoteCall:
         if reply.code == NEED_CODE:
             digest, files = _package()
             payload = "b'" + _zipped(files).decode("ascii") + "'"
-            left = max(1.0, self.wait - (time.monotonic() - self.started))
-            reply = call(self.env, host, self.command,
-                         LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left, self.detach)
+            left = self.wait - (time.monotonic() - self.started)  # the second call within the same bound
+            reply = Reply(None, b"", "") if left <= 0 else call(
+                self.env, host, self.command, LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(),
+                left, self.detach)
         note = failure(host, reply, self.wait)
         if note is None and reply.code == 127:
             note = f"{host.name} skipped: no python3 there"
@@ -681,7 +682,7 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     args = search_args(query, app, limit)
 
     def ask(host: Host) -> tuple[Host, list[tuple[float, Session, str]], str | None]:
-        found, note = host_hits(env, host, args, max(timeout(env), 60.0))
+        found, note = host_hits(env, host, args, timeout(env))  # a host's first search builds its index: the same bound
         return host, [(score, s, snippet) for score, s, snippet, _ in found], note
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,38 @@ def test_every_call_ends_ssh_options_before_the_host_and_the_resume_line_too(sta
         assert options == ["-t", *(["-p", port] if port else [])] and argv[len(options) + 1] == target, argv
         ran = recorded(standin.bin, "claude")
         assert ran is not None and ran[1] == str(folder) and ran[0][:1] == [f"--resume={session.session_id}"]
+
+
+# Every host call within its timeout, however the host end behaves ----------------------------------
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")  # (a zombie no init reaped is gone all the same)
+
+
+def test_a_host_that_closes_its_output_and_lives_on_is_cut_off_at_the_timeout(standin, home, tmp_path):
+    session = ClaudeSession(cwd=str(tmp_path), prompt="retry logic")
+    session.write(home)
+    bound = 3.0
+    took = {}
+    for args in (["hosts", "--refresh"], ["list", "--host", "hang"], ["list", "--host", "all"],
+                 ["resume", "--shell", "bash", f"@hang/claude:{session.session_id}"],
+                 ["search", "--host", "all", "--", "retry"], ["search", "--host", "hang", "--", "retry"]):
+        started = time.monotonic()
+        done = standin.run("hang", *args, STANDIN_HANG="1", SESSIDX_HOSTS_TIMEOUT=f"{bound:g}")
+        took[" ".join(args[:3])] = elapsed = time.monotonic() - started
+        assert "Traceback" not in done.stderr
+        assert "hang did not answer within 3 s" in done.stdout + done.stderr, (args, done.stderr)
+        assert elapsed < bound + 3, (args, elapsed)  # the goal is + 1 s; + 3 for a loaded 2-core machine
+    print("host that closes its output and sleeps, SESSIDX_HOSTS_TIMEOUT=3:",
+          ", ".join(f"{name} {t:.2f} s" for name, t in took.items()))
+    pids = [int(p) for line in standin.pids.read_text().splitlines() for p in line.split()]
+    assert pids  # ssh (the stand-in) and the child it left behind: the whole group ended at the bound
+    deadline = time.monotonic() + 10
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if alive(p)]
