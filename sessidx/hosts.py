@@ -32,12 +32,16 @@ from sessidx.render import clean
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from sessidx.config import Env
 
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
 DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
 CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
-HOST_CACHE_VERSION = f"h4/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+HOST_ROWS = 1000  # the newest sessions of a host that are kept here; SESSIDX_HOST_ROWS changes it
+HOST_TEXT = 512 << 10  # and no more characters of text than this: a host's size must not reach the key press
+HOST_CACHE_VERSION = f"h5/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
 
 
@@ -163,6 +167,25 @@ def host_named(env: Env, name: str) -> Host:
     return parsed
 
 
+def rows_kept(env: Env) -> int:
+    """How many of a host's newest sessions are kept: HOST_ROWS, or SESSIDX_HOST_ROWS (1 to 100,000)."""
+    given = env.get("SESSIDX_HOST_ROWS") or ""
+    return int(given) if given.isdigit() and 0 < int(given) <= 100_000 else HOST_ROWS
+
+
+def newest_count(rows: Iterable[Iterable[object]], most: int) -> int:
+    """How many of `rows` (Session fields in slot order, newest first) are kept: at most `most`,
+    and within HOST_TEXT characters of text. The host cuts its answer so (hostside), and this
+    side cuts what a host sent beyond it (another code's, a hostile one's)."""
+    text = kept = 0
+    for row in rows:
+        text += sum(len(v) for v in row if type(v) is str)
+        if kept == most or text > HOST_TEXT:
+            break
+        kept += 1
+    return kept
+
+
 def timeout(env: Env) -> float:
     given = env.get("SESSIDX_HOSTS_TIMEOUT")
     try:
@@ -242,6 +265,7 @@ class Heard:
         self.note = note
         self.fresh = False  # heard just now (not the cached rows of a host that failed)
         self.digest: str | None = None  # the host's digest of these rows: it answers `same` to it
+        self.total: int | None = None  # the host's sessions before its newest were kept (newest_count)
 
     @property
     def sessions(self) -> list[HostSession]:
@@ -302,6 +326,8 @@ def read_cache(env: Env, host: Host) -> Heard:
     heard = Heard(host, None, at if type(at) is int else 0, note if type(note) is str else None, rows_data=rows_data)
     digest = head.get("digest")
     heard.digest = digest if type(digest) is str and digest.isalnum() else None
+    total = head.get("total")
+    heard.total = total if type(total) is int else None
     return heard
 
 
@@ -316,7 +342,7 @@ def write_cache(env: Env, heard: Heard) -> str | None:
     if rows_data is None:
         rows_data = marshal.dumps(heard.cached_rows())
     head = marshal.dumps({"version": HOST_CACHE_VERSION, "host": heard.host.name, "note": heard.note,
-                          "at": heard.at, "digest": heard.digest})
+                          "at": heard.at, "digest": heard.digest, "total": heard.total})
     return cache.write(cache_file(env, heard.host), b"%08x" % len(head) + head + rows_data)
 
 

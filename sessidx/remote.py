@@ -37,6 +37,8 @@ from sessidx.hosts import (
     configured,
     failure,
     host_named,
+    newest_count,
+    rows_kept,
     split_key,
     timeout,
 )
@@ -103,7 +105,7 @@ sys.path.insert(0, root)
 sys.argv = ["sessidx"] + sys.argv[1:]
 if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's parser
     from sessidx.hostside import serve_rows
-    code = serve_rows(sys.argv[2:3])
+    code = serve_rows(sys.argv[2:4])
 else:
     from sessidx.cli import _standard_streams, main
     _standard_streams()
@@ -331,7 +333,7 @@ def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None =
     `known` (what the host sent last, cached here), the host answers `same` when nothing
     changed there, and those rows stand, or only the rows that changed (see hostside)."""
     digest = known.digest if known is not None else None
-    return _heard(host, *_ask_rows(env, host, wait, digest), known)
+    return _heard(host, *_ask_rows(env, host, wait, digest), known, rows_kept(env))
 
 
 def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> tuple[Reply, str | None]:
@@ -339,25 +341,29 @@ def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> t
 
 
 def _start_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> RemoteCall:
-    return RemoteCall(env, host, ["--rows", *([digest] if digest else [])], wait)
+    return RemoteCall(env, host, ["--rows", str(rows_kept(env)), *([digest] if digest else [])], wait)
 
 
-def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None) -> Heard:
-    """What the host's answer to `--rows [DIGEST]` means, against `known` (the cached rows
+def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None, most: int) -> Heard:
+    """What the host's answer to `--rows KEEP [DIGEST]` means, against `known` (the cached rows
     whose digest was sent): the rows still stand (`same`), the cached rows with the host's
-    changes applied (`delta`: each changed row checked as every row is), or the rows sent.
-    A host that failed: no fresh rows and the note (`refresh` keeps the cached ones)."""
+    changes applied (`delta`: each changed row checked as every row is), or the rows sent;
+    only the newest `most` kept (`hosts.newest_count`: the host cuts its answer so, and more
+    than it sent is cut here). A host that failed: no fresh rows and the note (`refresh`
+    keeps the cached ones)."""
     now = int(time.time() * 1000)
     if note:
         return Heard(host, [], now, note)
     head_line, _, body = reply.out.partition(b"\n")
     words = head_line.split(b" ")
-    if (len(words) != 4 or words[0] != b"sessidx-rows" or words[1] not in (b"same", b"delta", b"full")
-            or not words[2].isalnum() or not words[2].isascii() or len(words[2]) > 64 or not words[3].isdigit()):
+    words += words[3:4] if len(words) == 4 else []  # (no TOTAL: the host kept no count of its own)
+    if (len(words) != 5 or words[0] != b"sessidx-rows" or words[1] not in (b"same", b"delta", b"full")
+            or not words[2].isalnum() or not words[2].isascii() or len(words[2]) > 64 or not words[3].isdigit()
+            or not words[4].isdigit()):
         said = reply.err.strip().splitlines()
         why = render.clean(said[-1] if said else "?", 160)
         return Heard(host, [], now, f"{host.name}: sessidx there failed: {why}")
-    mode, answered, count = words[1], words[2].decode(), int(words[3])
+    mode, answered, count, total = words[1], words[2].decode(), int(words[3]), int(words[4])
     digest = known.digest if known is not None else None
     heard: Heard
     bad = 0
@@ -366,6 +372,8 @@ def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None) -> H
         heard._sessions = known._sessions
     elif mode == b"delta" and known is not None and digest is not None:
         rows, bad = _applied(host, known.cached_rows(), body)
+        if rows is not None and (cut := newest_count((r[1:] for r in rows), most)) < len(rows):
+            rows = rows[:cut]
         heard = Heard(host, None, now, rows=rows)
         if rows is None or len(rows) != count:  # a damaged delta: every row next time
             heard.rows, bad = rows or [], max(bad, 1)
@@ -377,9 +385,15 @@ def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None) -> H
         except ValueError:
             sent = None
         sessions, bad = valid_rows(host.name, sent)
+        total = max(total, len(sessions))
+        if newest_count(sessions, most) < len(sessions):  # more than this code's host sends: not its digest
+            sessions.sort(key=attrgetter("mtime"), reverse=True)
+            del sessions[newest_count(sessions, most):]
+            answered = ""
         heard = Heard(host, sessions, now)
     heard.note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
-    heard.digest = None if bad else answered
+    heard.digest = None if bad or not answered else answered
+    heard.total = total
     heard.fresh = True
     return heard
 
@@ -420,10 +434,10 @@ def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Hear
             import json  # noqa: F401
 
             known.cached_rows()
-        heard = _heard(host, *asked.result(), known)
+        heard = _heard(host, *asked.result(), known, rows_kept(env))
         if not heard.fresh:
             heard.rows, heard.rows_data, heard._sessions = known.rows, known.rows_data, known._sessions
-            heard.digest = known.digest
+            heard.digest, heard.total = known.digest, known.total
         write_cache(env, heard)
         return heard
 
@@ -657,6 +671,8 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
             render.warn(heard.note)
         if heard.fresh:
             sessions += heard.sessions
+            if kept := kept_note(heard):
+                render.warn(f"{heard.host.name}: {kept}")
     sessions = commands._select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
     if as_json:
         lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}) for s in sessions]
@@ -799,8 +815,17 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
     for h in heard:
         when = "never" if not h.at else "just now" if render.age(h.at) == "now" else f"{render.age(h.at)} ago"
         note = f"  {h.note}" if h.note else ""
-        out(render.clean(f"{h.host.name}  {len(h.sessions)} sessions  heard {when}{note}"))
+        kept = f" ({kept})" if (kept := kept_note(h)) else ""
+        out(render.clean(f"{h.host.name}  {len(h.sessions)} sessions{kept}  heard {when}{note}"))
     return ExitCode.OK
+
+
+def kept_note(heard: Heard) -> str:
+    """`the newest N of M kept: ...` when only a host's newest sessions are kept (hosts.newest_count)."""
+    kept = len(heard.cached_rows())
+    if heard.total is None or heard.total <= kept:
+        return ""
+    return f"the newest {kept:,} of {heard.total:,} kept: SESSIDX_HOST_ROWS keeps more"
 
 
 def host_notes(env: Env) -> list[str]:

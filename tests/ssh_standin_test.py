@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from homes import ClaudeSession
+from homes import ClaudeSession, big_host_answer
 
 from tests.conftest import require, run_cli
 from tests.stubs import recorded, write_stub
@@ -32,6 +33,10 @@ if os.environ.get("STANDIN_HANG"):  # the host end closes its output and lives o
     child.wait()
     sys.exit(0)
 if "-G" in args:  # `ssh -G`: no ControlPath of the user's
+    sys.exit(0)
+if os.environ.get("STANDIN_ROWS"):  # a host (not this code) that answers every row it has, whatever is asked
+    with open(os.environ["STANDIN_ROWS"], "rb") as f:
+        sys.stdout.buffer.write(f.read())
     sys.exit(0)
 end = args.index("--")  # a host that is this machine: what follows the host word, run by sh
 os.execvp("sh", ["sh", "-c", " ".join(args[end + 2:])])
@@ -163,3 +168,40 @@ def test_a_host_that_closes_its_output_and_lives_on_is_cut_off_at_the_timeout(st
     while any(map(alive, pids)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in pids if alive(p)]
+
+
+# A host's size does not reach the key press ----------------------------------------------------------
+
+
+def test_a_host_of_60_mib_is_cut_to_its_newest_sessions_before_any_key_press(standin, home, tmp_path):
+    ClaudeSession(cwd="/w/local", prompt="a local one").write(home)
+    size = big_host_answer(tmp_path / "answer")
+    assert 60 << 20 <= size < 64 << 20  # under the output cap: every row valid, all of them sent
+    done = standin.run("big", "hosts", "--refresh", STANDIN_ROWS=str(tmp_path / "answer"), SESSIDX_HOSTS_TIMEOUT="60")
+    said = re.search(r"^big  (\d+) sessions \(the newest ([\d,]+) of 63,000 kept: SESSIDX_HOST_ROWS", done.stdout, re.M)
+    assert done.returncode == 0 and said, done.stdout
+    kept = int(said[1])
+    assert said[2].replace(",", "") == said[1] and 400 < kept <= 1000  # a row of 1 KB: the text budget, 512 KiB
+    cached = list((tmp_path / "cache" / "sessidx").glob("host-*.marshal"))
+    assert len(cached) == 1 and cached[0].stat().st_size < 1 << 20
+    lines = standin.run("big", "lines").stdout.splitlines()
+    host_lines = [line for line in lines if "\t@big/claude:" in line]
+    assert len(host_lines) == kept and any("a local one" in line for line in lines)
+    newest = json.loads((tmp_path / "answer").read_bytes().split(b"\n")[1])[0][1]
+    assert host_lines[0].endswith(f"@big/claude:{newest}")
+
+
+def test_a_host_of_this_code_sends_only_its_newest_and_says_how_many_it_has(standin, home, tmp_path):
+    sessions = [ClaudeSession(cwd=f"/w/{n}", prompt=f"session {n}", mtime=time.time() - 100 * i)
+                for i, n in enumerate("abcde")]
+    for s in sessions:
+        s.write(home)
+    for _ in range(3):  # a full answer, then `same` (or a delta) from the rows kept on each side
+        listed = standin.run("here", "list", "--host", "here", "--json", SESSIDX_HOST_ROWS="3")
+        assert listed.returncode == 0 and "here: the newest 3 of 5 kept" in listed.stderr, listed.stderr
+        ids = [json.loads(line)["id"] for line in listed.stdout.splitlines() if json.loads(line)["host"] == "here"]
+        assert ids == [s.session_id for s in sessions[:3]]
+    said = standin.run("here", "hosts", SESSIDX_HOST_ROWS="3").stdout
+    assert "here  3 sessions (the newest 3 of 5 kept: SESSIDX_HOST_ROWS keeps more)" in said
+    asked = [argv[argv.index("--") + 2] for argv in standin.calls() if "-G" not in argv]
+    assert len(asked) >= 3 and all(" - --rows 3" in command for command in asked), asked
