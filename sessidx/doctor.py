@@ -161,7 +161,8 @@ def _app(env: Env, app: App) -> AppReport:
         newer = _version(version) > _version(proven)
         findings.append(Finding("note", f"{app.program} {version} is installed; the plans were proven on {proven} "
                                         f"({'newer' if newer else 'older'})",
-                                None if missing else "nothing to do while its help has every flag the plan uses"))
+                                "nothing to do while its help has every flag the plan uses" if flags and not missing
+                                else None))
     unknown, checked = _unknown_records(app, sessions)
     if unknown:
         said = ", ".join(f"{n} of type {kind!r}" for kind, n in sorted(unknown.items(), key=lambda kv: -kv[1]))
