@@ -102,6 +102,30 @@ def diagnose(env: Env) -> Report:
     return Report([_app(env, app) for app in APPS.values()], _files(env), *_hosts(env))
 
 
+_XDG = {"XDG_DATA_HOME": ".local/share", "XDG_CONFIG_HOME": ".config", "XDG_STATE_HOME": ".local/state",
+        "XDG_CACHE_HOME": ".cache"}  # where each XDG folder is when its variable is unset
+
+
+def _homes(env: Env, app: App) -> tuple[list[HomeLook], tuple[str, ...]]:
+    """Where the app's data is looked for: each of its variables that is set (an XDG one as the
+    app's folder in it), then its default folders under the home; and the variables that moved it."""
+    looks, moved = [], []
+    for var in app.home_vars:
+        value = env.get(var)
+        if not value:
+            continue
+        if var in _XDG:
+            base = _XDG[var] + os.sep
+            paths = [os.path.join(value, d[len(base):]) for d in app.home_dirs if d.startswith(base)]
+        else:
+            paths = [value]
+        looks += [HomeLook(p, var, os.path.exists(p)) for p in paths]
+        moved += [var] if paths else []
+    looks += [HomeLook(os.path.join(env.home, d), "default", os.path.isdir(os.path.join(env.home, d)))
+              for d in app.home_dirs]
+    return looks, tuple(moved)
+
+
 def _without(env: Env, names: tuple[str, ...]) -> Env:
     return Env(env.home, {k: v for k, v in env.vars.items() if k not in names})
 
@@ -118,16 +142,12 @@ def _app(env: Env, app: App) -> AppReport:
     from sessidx.index import build
 
     findings: list[Finding] = []
-    set_vars = [v for v in app.home_vars if env.get(v)]
-    homes = [HomeLook(str(env.get(v)), v, os.path.exists(str(env.get(v)))) for v in set_vars]
-    homes += [HomeLook(os.path.join(env.home, d), "default", os.path.isdir(os.path.join(env.home, d)))
-              for d in app.home_dirs]
+    homes, own_vars = _homes(env, app)
     index = build(env, [app])
     sessions = [s for s in index.sessions if s.app == app.name]
     skipped = list(index.problems)
     for problem in skipped:
         findings.append(Finding("problem", f"skipped: {problem}"))
-    own_vars = tuple(v for v in set_vars if not v.startswith("XDG_"))
     if own_vars and not sessions and (elsewhere := _sources(app, _without(env, own_vars))):
         where = ", ".join(f"{v}={env.get(v)}" for v in own_vars)
         findings.append(Finding(
@@ -136,9 +156,9 @@ def _app(env: Env, app: App) -> AppReport:
             f"unset {' and '.join(own_vars)}, or point {'them' if len(own_vars) > 1 else 'it'} at the folder "
             "the sessions are in"))
     else:
-        findings += [Finding("problem", f"{v}={env.get(v)} does not exist: nothing is listed from it",
-                             f"point {v} at the app's folder, or unset it") for v in own_vars
-                     if not os.path.exists(str(env.get(v)))]
+        findings += [Finding("problem", f"{h.by}={env.get(h.by)}: {h.path} does not exist, nothing is listed from it",
+                             f"point {h.by} at the app's folder, or unset it") for h in homes
+                     if h.by != "default" and not h.found and not h.by.startswith("XDG_")]
     binary = which(app.program, env.get("PATH"))
     cli = learn(app.program, app.help_args, cache.cache_dir(env), env.get("PATH"),
                 timeout=getattr(app, "help_timeout", None)) if binary else None

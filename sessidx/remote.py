@@ -28,6 +28,7 @@ from operator import attrgetter, itemgetter
 from sessidx import render
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 from sessidx.hosts import (
+    HOST_TEXT,
     Call,
     Heard,
     Host,
@@ -378,15 +379,10 @@ def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None, most
         if rows is None or len(rows) != count:  # a damaged delta: every row next time
             heard.rows, bad = rows or [], max(bad, 1)
     else:
-        import json
-
-        try:
-            sent = json.loads(body)
-        except ValueError:
-            sent = None
+        sent, whole = _first_rows(body, most)
         sessions, bad = valid_rows(host.name, sent)
         total = max(total, len(sessions))
-        if newest_count(sessions, most) < len(sessions):  # more than this code's host sends: not its digest
+        if not whole or newest_count(sessions, most) < len(sessions):  # more than this code's host sends
             sessions.sort(key=attrgetter("mtime"), reverse=True)
             del sessions[newest_count(sessions, most):]
             answered = ""
@@ -396,6 +392,35 @@ def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None, most
     heard.total = total
     heard.fresh = True
     return heard
+
+
+def _first_rows(body: bytes, most: int) -> tuple[object, bool]:
+    """A full answer's rows (one JSON array), and whether that was all of it: read only as far
+    as `most` rows within the text bound (hosts.newest_count) can reach, so that a host sending
+    more (not this code: it cuts its own answer) costs no more to read than one that does not."""
+    import json
+
+    limit = 2 * HOST_TEXT + most * 2048
+    if len(body) <= limit:
+        try:
+            return json.loads(body), True
+        except ValueError:
+            return None, True
+    text = body[:limit].decode("utf-8", "replace")
+    at = len(text) - len(text.lstrip())
+    if not text.startswith("[", at):
+        return None, False
+    decoder, at = json.JSONDecoder(), at + 1
+    rows: list[object] = []
+    while len(rows) < most:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        try:
+            row, at = decoder.raw_decode(text, at)
+        except ValueError:  # the cut: the rows before it stand
+            break
+        rows.append(row)
+    return rows, False
 
 
 def _applied(host: Host, rows: list[list[object]], body: bytes) -> tuple[list[list[object]] | None, int]:

@@ -205,3 +205,15 @@ def test_a_host_of_this_code_sends_only_its_newest_and_says_how_many_it_has(stan
     assert "here  3 sessions (the newest 3 of 5 kept: SESSIDX_HOST_ROWS keeps more)" in said
     asked = [argv[argv.index("--") + 2] for argv in standin.calls() if "-G" not in argv]
     assert len(asked) >= 3 and all(" - --rows 3" in command for command in asked), asked
+
+
+def test_a_full_answer_past_the_bound_is_read_only_as_far_as_the_kept_rows_reach():
+    from sessidx.remote import _first_rows
+
+    rows = [["claude", f"id-{i}", "/w", "x" * 3000] for i in range(5000)]  # 15 MB
+    body = json.dumps(rows).encode()
+    first, whole = _first_rows(body, 10)
+    assert first == rows[:10] and not whole
+    assert _first_rows(json.dumps(rows[:3]).encode(), 10) == (rows[:3], True)
+    assert _first_rows(b" {" + body, 10) == (None, False)  # not an array: no rows
+    assert _first_rows(body[:-1], 10_000) == (None, True)  # within the bound and damaged: no rows (a note)
