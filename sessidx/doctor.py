@@ -165,9 +165,6 @@ def _app(env: Env, app: App) -> AppReport:
     proven = getattr(app, "proven_on", None)
     version = cli.version if cli is not None else None
     flags, missing = _flags(env, app, sessions, cli)
-    if binary is None and sessions:
-        findings.append(Finding("note", f"{app.program} is not on PATH: its sessions are listed, Enter cannot "
-                                        "resume them", f"install {app.program}" + (f" {proven}" if proven else "")))
     if cli is not None and not cli.known:
         findings.append(Finding("problem", f"{binary} --help could not be read: only the flags safety needs are "
                                            "passed", f"run `{app.program} {' '.join(app.help_args)}` to see why"))
@@ -335,6 +332,9 @@ def screen(report: Report) -> list[str]:
         skipped = f", {len(a.skipped)} skipped" if a.skipped else ""
         lines.append(render.clean(f"{a.app:<9} {a.listed} listed{skipped}  {where}  {cli}{flags}{records}"))
         lines += [render.clean(line) for line in _findings(a.findings, "  ")]
+    if no_cli := [a.app for a in report.apps if a.listed and not a.cli]:
+        lines.append(render.clean(f"! no CLI on PATH, so Enter cannot resume their sessions (listed all the same): "
+                                  f"{', '.join(no_cli)}"))
     if absent:
         lines.append(render.clean(f"not on this machine (no home, no session, no CLI): {', '.join(absent)}"))
     lines.append("")

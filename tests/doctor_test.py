@@ -122,3 +122,11 @@ def test_each_apps_proven_version_is_its_conformance_pin():
     pins = {p.app: p.version for p in [*conformance.PINS, *conformance_more.PINS, conformance_login.QODER_PIN]}
     proven = {name: getattr(a, "proven_on", None) for name, a in APPS.items()}
     assert {name: v for name, v in proven.items() if v} == pins
+
+
+def test_sessions_whose_cli_is_not_installed_are_listed_and_named_once(realdata, tmp_path):
+    code, screen, data = doctor(realdata("codex-home"), "/usr/bin:/bin")
+    codex = app(data, "codex")
+    assert codex["listed"] > 0 and codex["cli"] is None and codex["proven_on"] == "0.171.0"
+    assert "! no CLI on PATH, so Enter cannot resume their sessions (listed all the same): codex" in screen
+    assert code == 0  # a note: nothing is wrong with the data
