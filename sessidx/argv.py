@@ -55,6 +55,10 @@ def _hosts(s: argparse.ArgumentParser) -> None:
     s.add_argument("--fzf-redraw", action="store_true", help=argparse.SUPPRESS)
 
 
+def _doctor(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--json", action="store_true", help="the report as one JSON object")
+
+
 def _find(s: argparse.ArgumentParser) -> None:
     _list(s, optional_query=False)
 
@@ -149,6 +153,7 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
     "hosts": ("the SSH hosts named and what each sent last", _hosts),
     "export": ("one session as Markdown or JSON, secrets masked", _export),
     "mcp": ("an MCP server over stdio for agents (pip install 'sessidx[mcp]')", _nothing),
+    "doctor": ("why a session is missing: each app's home, CLI and data, the caches, the hosts", _doctor),
     "help": ("this help, or a command's", _help),
     "lines": (None, _lines),  # the picker's reload feed
     "cycle": (None, _cycle),  # Ctrl-A, Alt-A, Ctrl-S and Ctrl-F in the picker

@@ -168,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sessidx import remote
 
             return remote.search_hosts(env, _out, args.host, " ".join(args.query), args.app, args.json, args.limit)
+        if args.command == "doctor":
+            return doctor_command(env, args.json)
         if args.command == "hosts":
             from sessidx import remote
 
@@ -245,6 +247,15 @@ def _mcp(env: Any) -> int:
         raise SessidxError(f"sessidx mcp needs the MCP SDK ({exc.name} is missing): "
                            "pip install 'sessidx[mcp]'") from None
     return serve(env)
+
+
+def doctor_command(env: Any, as_json: bool) -> int:
+    """`sessidx doctor`: the report (doctor.diagnose) printed; 1 when it found a problem."""
+    from sessidx import doctor, render
+
+    report = doctor.diagnose(env)
+    _out(render.json_line(report.to_json()) if as_json else "\n".join(doctor.screen(report)))
+    return ExitCode.ERROR if report.problems else ExitCode.OK
 
 
 def _quiet_stdout() -> None:

@@ -32,12 +32,16 @@ from sessidx.render import clean
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from sessidx.config import Env
 
 HOSTS_FILE = "hosts"  # in $XDG_CONFIG_HOME/sessidx
 DEFAULT_TIMEOUT = 10.0  # seconds for a whole call to a host; SESSIDX_HOSTS_TIMEOUT changes it
 CONTROL_PERSIST = "300"  # seconds the shared connection stays open after the last use
-HOST_CACHE_VERSION = f"h4/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+HOST_ROWS = 1000  # the newest sessions of a host that are kept here; SESSIDX_HOST_ROWS changes it
+HOST_TEXT = 512 << 10  # and no more characters of text than this: a host's size must not reach the key press
+HOST_CACHE_VERSION = f"h5/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@:[]%+")
 
 
@@ -52,34 +56,76 @@ class Host:
         self.port = port
 
     def destination(self) -> list[str]:
-        """ssh's arguments naming the host: `[-p PORT] [user@]host`."""
-        return (["-p", self.port] if self.port else []) + [self.target]
+        """ssh's arguments naming the host, its options ended first: `[-p PORT] -- [user@]host`
+        (OpenSSH reads options after the host too, unless `--` came before it). The command
+        follows as its own word."""
+        return (["-p", self.port] if self.port else []) + ["--", self.target]
 
     def __repr__(self) -> str:
         return f"Host({self.name!r})"
 
 
 def parse_host(text: str) -> Host | None:
-    """A host name, or None when it is not one: empty, too long, a character ssh would not
-    take in a host name (space, `/`, a quote, a control character), or a leading `-`, which
-    ssh would read as an option."""
-    if not text or len(text) > 255 or text[0] in "-@" or not set(text) <= _HOST_CHARS:
-        return None
+    """A host name, or None when it is not one (`host_problem` says why)."""
+    parsed = _parsed_host(text)
+    return parsed if isinstance(parsed, Host) else None
+
+
+def host_problem(text: str) -> str | None:
+    """Why `text` is not a host name, in a few words; None when it is one."""
+    parsed = _parsed_host(text)
+    return parsed if isinstance(parsed, str) else None
+
+
+def _parsed_host(text: str) -> Host | str:
+    """`[user@]host`, `[user@]host:port`, a bare IPv6 address, or one in brackets (`[addr]`,
+    `[addr]:port`): brackets hold an address and nothing else. No part may start with `-`,
+    which ssh would read as an option (its options are also ended before the host: `--`)."""
+    if not text or len(text) > 255:
+        return "empty or longer than 255 characters"
+    if not set(text) <= _HOST_CHARS:
+        return "a character ssh does not take in a host name"
     target, port = text, None
     if text.startswith("["):  # [v6]:port or [v6]
-        inside, _, rest = text[1:].partition("]")
-        if not inside or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
-            return None
+        inside, closed, rest = text[1:].partition("]")
+        if not closed or "[" in inside or "]" in rest:
+            return "brackets hold an IPv6 address and nothing else"
+        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return "only a port (`:22`) may follow `]`"
+        if not _ipv6(inside):
+            return "brackets hold an IPv6 address and nothing else"
         target, port = inside, rest[1:] or None
+    elif "[" in text or "]" in text:
+        return "brackets hold an IPv6 address and nothing else"
     elif text.count(":") == 1:  # host:port (more colons: a bare IPv6 address)
         target, _, port = text.partition(":")
-        if not port.isdigit() or not target or target.endswith("@"):
-            return None
+        if not port.isdigit():
+            return "the port is not a number"
     if port is not None and not 0 < int(port) < 65536:
-        return None
-    if "@" in target and (target.count("@") > 1 or target.startswith("@") or target.endswith("@")):
-        return None
+        return "the port is not between 1 and 65535"
+    user, at, name = target.rpartition("@")
+    if at and (not user or "@" in user):
+        return "more than one `@`, or nothing before it"
+    if not name:
+        return "no host after `@`"
+    if name[0] == "-" or user[:1] == "-":
+        return "it starts with `-` (ssh would read an option)"
+    if (":" in name or "%" in name) and not _ipv6(name):
+        return "`:` or `%` in a host name that is not an IPv6 address"
     return Host(text, target, port)
+
+
+def _ipv6(text: str) -> bool:
+    """An IPv6 address (a zone `%eth0` after it allowed), by the standard library's reading."""
+    if not text or text[0] == "-":
+        return False
+    import ipaddress  # only for an address: a host named by name never loads it
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def config_path(env: Env) -> str | None:
@@ -105,20 +151,39 @@ def configured(env: Env) -> tuple[list[Host], list[str]]:
     hosts: list[Host] = []
     problems: list[str] = []
     for word in dict.fromkeys(words):
-        host = parse_host(word)
-        if host is None:
-            problems.append(f"not a host name, ignored: {word!r}")
+        parsed = _parsed_host(word)
+        if isinstance(parsed, str):
+            problems.append(f"not a host name, ignored: {word!r}: {parsed}")
         else:
-            hosts.append(host)
+            hosts.append(parsed)
     return hosts, problems
 
 
 def host_named(env: Env, name: str) -> Host:
     """`name` as a host: `all` is not one; any valid name is (it need not be configured)."""
-    host = parse_host(name)
-    if host is None:
-        raise SessidxError(f"not a host name: {name!r}")
-    return host
+    parsed = _parsed_host(name)
+    if isinstance(parsed, str):
+        raise SessidxError(f"not a host name: {name!r}: {parsed}")
+    return parsed
+
+
+def rows_kept(env: Env) -> int:
+    """How many of a host's newest sessions are kept: HOST_ROWS, or SESSIDX_HOST_ROWS (1 to 100,000)."""
+    given = env.get("SESSIDX_HOST_ROWS") or ""
+    return int(given) if given.isdigit() and 0 < int(given) <= 100_000 else HOST_ROWS
+
+
+def newest_count(rows: Iterable[Iterable[object]], most: int) -> int:
+    """How many of `rows` (Session fields in slot order, newest first) are kept: at most `most`,
+    and within HOST_TEXT characters of text. The host cuts its answer so (hostside), and this
+    side cuts what a host sent beyond it (another code's, a hostile one's)."""
+    text = kept = 0
+    for row in rows:
+        text += sum(len(v) for v in row if type(v) is str)
+        if kept == most or text > HOST_TEXT:
+            break
+        kept += 1
+    return kept
 
 
 def timeout(env: Env) -> float:
@@ -200,6 +265,7 @@ class Heard:
         self.note = note
         self.fresh = False  # heard just now (not the cached rows of a host that failed)
         self.digest: str | None = None  # the host's digest of these rows: it answers `same` to it
+        self.total: int | None = None  # the host's sessions before its newest were kept (newest_count)
 
     @property
     def sessions(self) -> list[HostSession]:
@@ -260,6 +326,8 @@ def read_cache(env: Env, host: Host) -> Heard:
     heard = Heard(host, None, at if type(at) is int else 0, note if type(note) is str else None, rows_data=rows_data)
     digest = head.get("digest")
     heard.digest = digest if type(digest) is str and digest.isalnum() else None
+    total = head.get("total")
+    heard.total = total if type(total) is int else None
     return heard
 
 
@@ -274,7 +342,7 @@ def write_cache(env: Env, heard: Heard) -> str | None:
     if rows_data is None:
         rows_data = marshal.dumps(heard.cached_rows())
     head = marshal.dumps({"version": HOST_CACHE_VERSION, "host": heard.host.name, "note": heard.note,
-                          "at": heard.at, "digest": heard.digest})
+                          "at": heard.at, "digest": heard.digest, "total": heard.total})
     return cache.write(cache_file(env, heard.host), b"%08x" % len(head) + head + rows_data)
 
 
@@ -365,16 +433,27 @@ def control_dir(env: Env) -> str | None:
     return None
 
 
-def _own_control(env: Env, host: Host) -> bool:
-    """Whether the user's ssh configuration shares connections to this host itself."""
+def _own_control(env: Env, host: Host, deadline: float) -> bool:
+    """Whether the user's ssh configuration shares connections to this host itself (`ssh -G`,
+    which reads the configuration only; bounded all the same, by the call's deadline)."""
     import subprocess
+    import time
 
     try:
-        done = subprocess.run([*ssh_command(env), "-G", *host.destination()], capture_output=True, timeout=5,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen([*ssh_command(env), "-G", *host.destination()], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         return False
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    try:
+        said, _ = proc.communicate(timeout=max(0.0, min(5.0, deadline - time.monotonic())))
+    except subprocess.TimeoutExpired:
+        end_group(proc.pid, True)
+        proc.wait()
+        return False
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+    for line in said.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")
         if key == "controlpath" and value.strip() not in ("", "none"):
             return True
@@ -392,20 +471,24 @@ def control_socket(folder: str, ssh_words: list[str], name: str) -> str:
     return os.path.join(folder, f"{h:016x}")
 
 
-def background_argv(env: Env, host: Host, remote_command: str, wait: float) -> list[str]:
+def background_argv(env: Env, host: Host, remote_command: str, wait: float, deadline: float | None = None) -> list[str]:
     """The ssh command of a call in the background: no terminal, no password prompt, no agent
     or X11 forwarding, a connect timeout, and one shared connection per host. While our socket
     for the host is there, an earlier call found no ControlPath of the user's: `ssh -G` (a
-    process per call) is not asked again until the connection has gone (ControlPersist)."""
+    process per call) is not asked again until the connection has gone (ControlPersist);
+    that question too is over by `deadline` (monotonic; default `wait` from now)."""
+    import time
+
+    deadline = time.monotonic() + wait if deadline is None else deadline
     options = ["-T", "-a", "-x", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(wait))}",
                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"]
     ssh = ssh_command(env)
     if (folder := control_dir(env)) is not None:
         socket = control_socket(folder, ssh, host.name)
-        if os.path.exists(socket) or not _own_control(env, host):
+        if os.path.exists(socket) or not _own_control(env, host, deadline):
             options += ["-o", "ControlMaster=auto", "-o", f"ControlPath={socket.replace('%', '%%')}",
                         "-o", f"ControlPersist={CONTROL_PERSIST}"]
-    return [*ssh, *options, *host.destination(), "--", remote_command]
+    return [*ssh, *options, *host.destination(), remote_command]
 
 
 class Reply:
@@ -421,9 +504,63 @@ class Reply:
 OUTPUT_CAP = 64 * 1024 * 1024  # a host that sends more than this is not listed
 
 
+def end_group(pid: int, group: bool) -> None:
+    """SIGKILL to the process `pid` and, when it leads a session of its own (`group`), to
+    every process in its group: a child of ssh's (a ProxyCommand, a stand-in's `sleep`) that
+    holds on goes too. ssh's shared connection daemonizes into a session of its own: it stays."""
+    from _signal import SIGKILL  # type: ignore[import-not-found]
+
+    try:
+        if group:
+            os.killpg(pid, SIGKILL)
+        else:
+            os.kill(pid, SIGKILL)
+    except OSError:  # (gone already; not reaped, so the id is still ours)
+        pass
+
+
+def _exit_code(pid: int, deadline: float) -> int | None:
+    """The exit code of our child `pid` once it has exited, or None if it has not by `deadline`
+    (monotonic): a host end that closed its output need not have exited. Waited on by its
+    pidfd where the kernel has them, else by short naps."""
+    import time
+
+    pidfd = -1
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = -1
+        poller = None
+        if pidfd >= 0:
+            import select
+
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if poller is not None:
+                poller.poll(left * 1000)
+            else:
+                time.sleep(min(0.02, left))
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
 class Call:
     """`remote_command` on the host, started: `stdin` fed to it, for at most `wait` seconds from
-    now; `reply()` waits for it. Detached from the terminal (a session of its own) unless
+    now, however the other end behaves (at the bound ssh is killed, with its process group when
+    it has one of its own, even when it closed its output and lives on; the `ssh -G` question
+    before it counts too); `reply()` waits for it. Detached from the terminal (a session of its own) unless
     `detach` is False: a content keystroke's calls stay in its process group, so that fzf,
     killing the keystroke's feed when the next key comes, kills them too (BatchMode already
     keeps ssh from asking anything). ssh is started by `os.posix_spawnp`, not `subprocess`
@@ -436,15 +573,16 @@ class Call:
 
         self.wait = wait
         self.deadline = time.monotonic() + wait
+        self.detach = detach
         self.stdin = stdin
         self.failed: Reply | None = None
         self.pid = 0
         self.fds: list[int] = []
-        argv = background_argv(env, host, remote_command, wait)
+        argv = background_argv(env, host, remote_command, wait, self.deadline)
         pipes = [os.pipe() for _ in range(3)]  # not inherited (PEP 446): only the dup2'd ends reach ssh
         child = [pipes[0][0], pipes[1][1], pipes[2][1]]
         try:
-            from _signal import SIGPIPE, SIGXFSZ  # type: ignore[import-not-found]  # defaults in ssh, as subprocess
+            from _signal import SIGPIPE, SIGXFSZ  # defaults in ssh, as subprocess
 
             self.pid = os.posix_spawnp(argv[0], argv, os.environ, setsid=detach, setsigdef=(SIGPIPE, SIGXFSZ),
                                        file_actions=[(os.POSIX_SPAWN_DUP2, fd, i) for i, fd in enumerate(child)])
@@ -477,6 +615,11 @@ class Call:
                 os.close(fd)
         self.fds = [-1, -1, -1]
 
+    def _timed_out(self) -> Reply:
+        end_group(self.pid, self.detach)
+        os.waitpid(self.pid, 0)
+        return Reply(None, b"", "")
+
     def reply(self) -> Reply:
         import select
         import time
@@ -498,11 +641,7 @@ class Call:
             while open_fds:
                 left = self.deadline - time.monotonic()
                 if left <= 0:
-                    from _signal import SIGKILL
-
-                    os.kill(self.pid, SIGKILL)
-                    os.waitpid(self.pid, 0)
-                    return Reply(None, b"", "")
+                    return self._timed_out()
                 for fd, _ in poller.poll(left * 1000):
                     if fd == self.fds[0]:
                         try:
@@ -523,7 +662,9 @@ class Call:
                     elif sizes[fd] <= OUTPUT_CAP:  # past the cap: read on (ssh must not block), kept no more
                         chunks[fd].append(data)
                         sizes[fd] += len(data)
-            code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            code = _exit_code(self.pid, self.deadline)
+            if code is None:  # its output closed, ssh (or what stands in for it) lives on
+                return self._timed_out()
         finally:
             self._close()
         if sizes[out_fd] > OUTPUT_CAP:

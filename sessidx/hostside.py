@@ -1,4 +1,4 @@
-"""On a host: the listing a refresh asks for (`remote.LOADER`'s `--rows [DIGEST]`).
+"""On a host: the listing a refresh asks for (`remote.LOADER`'s `--rows KEEP [DIGEST]`).
 
 Lean on purpose, because it is most of a refresh: it imports what the listing needs (the
 index and the apps), not `remote` and its `json` (and `re`, `enum`), nor `hashlib` (and
@@ -85,7 +85,7 @@ def _keep(folder: str, digest: str, data: bytes) -> None:
             pass
 
 
-FRESH = "fresh.marshal"  # in the answers' folder: (code, digest, count, settled, index stamp, record)
+FRESH = "fresh.marshal"  # in the answers' folder: (code, digest, count, settled, index stamp, record, keep, total)
 SETTLED = 2  # builds in a row that found nothing changed before one is watched (a Watch costs more than a build)
 
 
@@ -108,22 +108,24 @@ class _Last:
     def __init__(self, folder: str) -> None:
         self.path = os.path.join(folder, FRESH)
         self.digest: str | None = None
-        self.count = self.settled = 0
+        self.count = self.settled = self.keep = self.total = 0
         self.stamp: object = None
         self.record: bytes | None = None
         try:
             with open(self.path, "rb") as f:
-                code, digest, count, settled, stamp, record = marshal.loads(f.read())
+                code, digest, count, settled, stamp, record, keep, total = marshal.loads(f.read())
         except (OSError, ValueError, EOFError, TypeError):
             return
-        if code == _code() and type(digest) is str and type(count) is int and type(settled) is int:
+        if code == _code() and type(digest) is str and all(type(n) is int for n in (count, settled, keep, total)):
             self.digest, self.count, self.settled, self.stamp = digest, count, settled, stamp
+            self.keep, self.total = keep, total
             self.record = record if type(record) is bytes else None
 
-    def still(self, env: Env, known: list[str]) -> bool:
-        """Whether nothing changed here since `known`'s rows were answered: the index cache as
-        it was and every file and folder the listing looked at (one bulk stat)."""
-        if self.record is None or known != [self.digest]:
+    def still(self, env: Env, known: list[str], keep: int) -> bool:
+        """Whether nothing changed here since `known`'s rows were answered (to a caller keeping
+        as many): the index cache as it was and every file and folder the listing looked at
+        (one bulk stat)."""
+        if self.record is None or known != [self.digest] or keep != self.keep:
             return False
         from sessidx.index import cache_path
 
@@ -133,17 +135,20 @@ class _Last:
 
         return fresh(self.record, env)
 
-    def save(self, env: Env, digest: str, count: int, settled: int, record: bytes | None) -> None:
+    def save(self, env: Env, digest: str, count: int, settled: int, record: bytes | None, keep: int,
+             total: int) -> None:
         from sessidx.index import cache_path
 
         # a record not written only means builds
-        write(self.path, marshal.dumps((_code(), digest, count, settled, _stamp(cache_path(env)), record)))
+        write(self.path, marshal.dumps((_code(), digest, count, settled, _stamp(cache_path(env)), record, keep,
+                                        total)))
 
 
-def serve_rows(known: list[str]) -> int:
-    """Every session here, archived ones too, in `Session`'s field order (both ends run the
-    same code): one header line (`sessidx-rows MODE DIGEST COUNT`: no JSON to read for a
-    `same`), then nothing when the rows' digest is `known`'s (`same`), the rows that changed
+def serve_rows(args: list[str]) -> int:
+    """The newest sessions here (`KEEP`, as `hosts.newest_count` cuts them: the caller keeps no
+    more), archived ones too, in `Session`'s field order (both ends run the same code): one
+    header line (`sessidx-rows MODE DIGEST COUNT TOTAL`: no JSON to read for a `same`; TOTAL
+    counts the sessions before the cut), then nothing when the rows' digest is `known`'s (`same`), the rows that changed
     and the keys gone when the rows of `known` are kept here (`delta`), else one JSON array of
     every row. One `json.dumps` of the whole answer: a line per row (`list --json`) cost a
     host with 2,000 sessions a sixth of a second.
@@ -154,11 +159,15 @@ def serve_rows(known: list[str]) -> int:
     import gc
 
     gc.disable()  # as cli.main: thousands of small objects, no cycles
+    from sessidx.hosts import HOST_ROWS, newest_count
+
+    keep = int(args[0]) if args[:1] and args[0].isdigit() else HOST_ROWS
+    known = args[1:2]
     env = current_env()
     folder = _answers_dir(env.vars)
     last = _Last(folder)
-    if known and last.still(env, known):
-        sys.stdout.buffer.write(b"sessidx-rows same %s %d\n" % (known[0].encode(), last.count))
+    if known and last.still(env, known, keep):
+        sys.stdout.buffer.write(b"sessidx-rows same %s %d %d\n" % (known[0].encode(), last.count, last.total))
         return 0
     from operator import attrgetter
 
@@ -173,7 +182,9 @@ def serve_rows(known: list[str]) -> int:
             index = build(env, APPS.values())  # no demo home: a host with none has none
     else:
         index = build(env, APPS.values())
-    rows = list(map(attrgetter(*Session.__slots__), index.sessions))
+    rows = list(map(attrgetter(*Session.__slots__), index.sessions))  # newest first
+    total = len(rows)
+    del rows[newest_count(rows, keep):]
     # the digest of the rows' marshal (a few ms), so that `same` costs no JSON; version 2, whose
     # bytes depend on the values alone (3 and later mark shared and interned objects, which
     # differ between rows read from the index's cache and rows just parsed)
@@ -182,7 +193,7 @@ def serve_rows(known: list[str]) -> int:
     same = known == [digest]
     base = None if same or not known else _kept(folder, known[0])
     mode = "same" if same else "delta" if base is not None else "full"
-    head = b"sessidx-rows %s %s %d\n" % (mode.encode(), digest.encode(), len(rows))
+    head = b"sessidx-rows %s %s %d %d\n" % (mode.encode(), digest.encode(), len(rows), total)
     body = b""
     if base is not None:
         import json
@@ -198,5 +209,5 @@ def serve_rows(known: list[str]) -> int:
     sys.stdout.flush()
     _keep(folder, digest, data)  # after the answer is out: the caller does not wait for it
     settled = last.settled + 1 if same and last.digest == digest else 0
-    last.save(env, digest, len(rows), settled, watch.record() if watch is not None else None)
+    last.save(env, digest, len(rows), settled, watch.record() if watch is not None else None, keep, total)
     return 0

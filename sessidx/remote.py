@@ -16,7 +16,7 @@ note; the plan likewise. Shown text goes through `render.clean`; what reaches a 
 quoted here, never taken as a line from the host: the host makes the plan (the folder
 exists there, the branch there, the modes and flags of the CLI installed there), and this
 side quotes its folder and argv into `cd -- DIR && ARGV` for `sh -c` on the host, that for
-the host's login shell, and the whole `ssh -t HOST -- '...'` for the local shell.
+the host's login shell, and the whole `ssh -t -- HOST '...'` for the local shell.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from operator import attrgetter, itemgetter
 from sessidx import render
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 from sessidx.hosts import (
+    HOST_TEXT,
     Call,
     Heard,
     Host,
@@ -37,6 +38,8 @@ from sessidx.hosts import (
     configured,
     failure,
     host_named,
+    newest_count,
+    rows_kept,
     split_key,
     timeout,
 )
@@ -103,7 +106,7 @@ sys.path.insert(0, root)
 sys.argv = ["sessidx"] + sys.argv[1:]
 if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's parser
     from sessidx.hostside import serve_rows
-    code = serve_rows(sys.argv[2:3])
+    code = serve_rows(sys.argv[2:4])
 else:
     from sessidx.cli import _standard_streams, main
     _standard_streams()
@@ -207,9 +210,10 @@ class RemoteCall:
         if reply.code == NEED_CODE:
             digest, files = _package()
             payload = "b'" + _zipped(files).decode("ascii") + "'"
-            left = max(1.0, self.wait - (time.monotonic() - self.started))
-            reply = call(self.env, host, self.command,
-                         LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(), left, self.detach)
+            left = self.wait - (time.monotonic() - self.started)  # the second call within the same bound
+            reply = Reply(None, b"", "") if left <= 0 else call(
+                self.env, host, self.command, LOADER.replace("{hash}", digest).replace("{payload}", payload).encode(),
+                left, self.detach)
         note = failure(host, reply, self.wait)
         if note is None and reply.code == 127:
             note = f"{host.name} skipped: no python3 there"
@@ -330,7 +334,7 @@ def fetch(env: Env, host: Host, wait: float | None = None, known: Heard | None =
     `known` (what the host sent last, cached here), the host answers `same` when nothing
     changed there, and those rows stand, or only the rows that changed (see hostside)."""
     digest = known.digest if known is not None else None
-    return _heard(host, *_ask_rows(env, host, wait, digest), known)
+    return _heard(host, *_ask_rows(env, host, wait, digest), known, rows_kept(env))
 
 
 def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> tuple[Reply, str | None]:
@@ -338,25 +342,29 @@ def _ask_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> t
 
 
 def _start_rows(env: Env, host: Host, wait: float | None, digest: str | None) -> RemoteCall:
-    return RemoteCall(env, host, ["--rows", *([digest] if digest else [])], wait)
+    return RemoteCall(env, host, ["--rows", str(rows_kept(env)), *([digest] if digest else [])], wait)
 
 
-def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None) -> Heard:
-    """What the host's answer to `--rows [DIGEST]` means, against `known` (the cached rows
+def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None, most: int) -> Heard:
+    """What the host's answer to `--rows KEEP [DIGEST]` means, against `known` (the cached rows
     whose digest was sent): the rows still stand (`same`), the cached rows with the host's
-    changes applied (`delta`: each changed row checked as every row is), or the rows sent.
-    A host that failed: no fresh rows and the note (`refresh` keeps the cached ones)."""
+    changes applied (`delta`: each changed row checked as every row is), or the rows sent;
+    only the newest `most` kept (`hosts.newest_count`: the host cuts its answer so, and more
+    than it sent is cut here). A host that failed: no fresh rows and the note (`refresh`
+    keeps the cached ones)."""
     now = int(time.time() * 1000)
     if note:
         return Heard(host, [], now, note)
     head_line, _, body = reply.out.partition(b"\n")
     words = head_line.split(b" ")
-    if (len(words) != 4 or words[0] != b"sessidx-rows" or words[1] not in (b"same", b"delta", b"full")
-            or not words[2].isalnum() or not words[2].isascii() or len(words[2]) > 64 or not words[3].isdigit()):
+    words += words[3:4] if len(words) == 4 else []  # (no TOTAL: the host kept no count of its own)
+    if (len(words) != 5 or words[0] != b"sessidx-rows" or words[1] not in (b"same", b"delta", b"full")
+            or not words[2].isalnum() or not words[2].isascii() or len(words[2]) > 64 or not words[3].isdigit()
+            or not words[4].isdigit()):
         said = reply.err.strip().splitlines()
         why = render.clean(said[-1] if said else "?", 160)
         return Heard(host, [], now, f"{host.name}: sessidx there failed: {why}")
-    mode, answered, count = words[1], words[2].decode(), int(words[3])
+    mode, answered, count, total = words[1], words[2].decode(), int(words[3]), int(words[4])
     digest = known.digest if known is not None else None
     heard: Heard
     bad = 0
@@ -365,22 +373,54 @@ def _heard(host: Host, reply: Reply, note: str | None, known: Heard | None) -> H
         heard._sessions = known._sessions
     elif mode == b"delta" and known is not None and digest is not None:
         rows, bad = _applied(host, known.cached_rows(), body)
+        if rows is not None and (cut := newest_count((r[1:] for r in rows), most)) < len(rows):
+            rows = rows[:cut]
         heard = Heard(host, None, now, rows=rows)
         if rows is None or len(rows) != count:  # a damaged delta: every row next time
             heard.rows, bad = rows or [], max(bad, 1)
     else:
-        import json
-
-        try:
-            sent = json.loads(body)
-        except ValueError:
-            sent = None
+        sent, whole = _first_rows(body, most)
         sessions, bad = valid_rows(host.name, sent)
+        total = max(total, len(sessions))
+        if not whole or newest_count(sessions, most) < len(sessions):  # more than this code's host sends
+            sessions.sort(key=attrgetter("mtime"), reverse=True)
+            del sessions[newest_count(sessions, most):]
+            answered = ""
         heard = Heard(host, sessions, now)
     heard.note = f"{host.name}: {bad} session row(s) it sent were not valid and are not shown" if bad else None
-    heard.digest = None if bad else answered
+    heard.digest = None if bad or not answered else answered
+    heard.total = total
     heard.fresh = True
     return heard
+
+
+def _first_rows(body: bytes, most: int) -> tuple[object, bool]:
+    """A full answer's rows (one JSON array), and whether that was all of it: read only as far
+    as `most` rows within the text bound (hosts.newest_count) can reach, so that a host sending
+    more (not this code: it cuts its own answer) costs no more to read than one that does not."""
+    import json
+
+    limit = 2 * HOST_TEXT + most * 2048
+    if len(body) <= limit:
+        try:
+            return json.loads(body), True
+        except ValueError:
+            return None, True
+    text = body[:limit].decode("utf-8", "replace")
+    at = len(text) - len(text.lstrip())
+    if not text.startswith("[", at):
+        return None, False
+    decoder, at = json.JSONDecoder(), at + 1
+    rows: list[object] = []
+    while len(rows) < most:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        try:
+            row, at = decoder.raw_decode(text, at)
+        except ValueError:  # the cut: the rows before it stand
+            break
+        rows.append(row)
+    return rows, False
 
 
 def _applied(host: Host, rows: list[list[object]], body: bytes) -> tuple[list[list[object]] | None, int]:
@@ -419,10 +459,10 @@ def refresh(env: Env, hosts: list[Host], wait: float | None = None) -> list[Hear
             import json  # noqa: F401
 
             known.cached_rows()
-        heard = _heard(host, *asked.result(), known)
+        heard = _heard(host, *asked.result(), known, rows_kept(env))
         if not heard.fresh:
             heard.rows, heard.rows_data, heard._sessions = known.rows, known.rows_data, known._sessions
-            heard.digest = known.digest
+            heard.digest, heard.total = known.digest, known.total
         write_cache(env, heard)
         return heard
 
@@ -482,14 +522,14 @@ def _valid_plan(data: object, app: str, sid: str) -> dict[str, object] | None:
 
 
 def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> str:
-    """`ssh -t HOST -- 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
+    """`ssh -t -- HOST 'exec sh -c '\\''cd -- DIR && ARGV'\\'''`, quoted for the local shell.
     `sh -c` whatever the host's login shell (sh, bash, zsh or fish: each reads the portable
     quoting alike), so `cd --` and `&&` mean what they mean in sh."""
     from sessidx.hosts import ssh_command
     from sessidx.quoting import command_line, quote_portable
 
     inner = f"cd -- {quote_portable(cwd)} && " + " ".join(quote_portable(a) for a in argv)
-    return command_line([*ssh_command(env), "-t", *host.destination(), "--", "exec sh -c " + quote_portable(inner)],
+    return command_line([*ssh_command(env), "-t", *host.destination(), "exec sh -c " + quote_portable(inner)],
                         shell)
 
 
@@ -625,11 +665,13 @@ def copy(env: Env, out: Out, ident: str, shell: str) -> int:
 def chosen_hosts(env: Env, names: list[str]) -> tuple[bool, list[Host]]:
     """(this machine too, the hosts) for `--host` values: a host name, `local`, or `all`."""
     local, hosts = False, []
-    known = configured(env)[0]
+    known, problems = configured(env)
     for name in names:
         if name == "all":
             local = True
             hosts += known
+            for problem in problems:  # a name given that is not a host: said, not silently left out
+                render.warn(problem)
         elif name == "local":
             local = True
         else:
@@ -654,6 +696,8 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
             render.warn(heard.note)
         if heard.fresh:
             sessions += heard.sessions
+            if kept := kept_note(heard):
+                render.warn(f"{heard.host.name}: {kept}")
     sessions = commands._select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
     if as_json:
         lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}) for s in sessions]
@@ -679,7 +723,7 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     args = search_args(query, app, limit)
 
     def ask(host: Host) -> tuple[Host, list[tuple[float, Session, str]], str | None]:
-        found, note = host_hits(env, host, args, max(timeout(env), 60.0))
+        found, note = host_hits(env, host, args, timeout(env))  # a host's first search builds its index: the same bound
         return host, [(score, s, snippet) for score, s, snippet, _ in found], note
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
@@ -796,8 +840,17 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
     for h in heard:
         when = "never" if not h.at else "just now" if render.age(h.at) == "now" else f"{render.age(h.at)} ago"
         note = f"  {h.note}" if h.note else ""
-        out(render.clean(f"{h.host.name}  {len(h.sessions)} sessions  heard {when}{note}"))
+        kept = f" ({kept})" if (kept := kept_note(h)) else ""
+        out(render.clean(f"{h.host.name}  {len(h.sessions)} sessions{kept}  heard {when}{note}"))
     return ExitCode.OK
+
+
+def kept_note(heard: Heard) -> str:
+    """`the newest N of M kept: ...` when only a host's newest sessions are kept (hosts.newest_count)."""
+    kept = len(heard.cached_rows())
+    if heard.total is None or heard.total <= kept:
+        return ""
+    return f"the newest {kept:,} of {heard.total:,} kept: SESSIDX_HOST_ROWS keeps more"
 
 
 def host_notes(env: Env) -> list[str]:

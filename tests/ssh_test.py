@@ -156,16 +156,16 @@ def test_a_quiet_host_answers_same_without_listing_and_still_sees_a_change(clien
         heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
         assert heard.note is None and len(heard.sessions) == 3
     kept = alpha.cache / "sessidx" / "remote" / "rows" / "fresh.marshal"
-    code, digest, count, settled, stamp, record = marshal.loads(kept.read_bytes())
-    assert digest == heard.digest and count == 3 and type(record) is bytes
+    code, digest, count, settled, stamp, record, keep, total = marshal.loads(kept.read_bytes())
+    assert digest == heard.digest and count == total == 3 and keep == 1000 and type(record) is bytes
     # the answer comes from what was kept (a count no build would make), not from a listing
-    kept.write_bytes(marshal.dumps((code, digest, 7, settled, stamp, record)))
+    kept.write_bytes(marshal.dumps((code, digest, 7, settled, stamp, record, keep, total)))
     host = host_named(current_env(), "alpha")
     reply, note = remote._ask_rows(current_env(), host, 20, digest)
-    assert note is None and reply.out == f"sessidx-rows same {digest} 7\n".encode()
+    assert note is None and reply.out == f"sessidx-rows same {digest} 7 3\n".encode()
     ClaudeSession(cwd="/srv/a", prompt="a", session_id=sessions[0].session_id, turns=2).write(alpha.home)
     reply, note = remote._ask_rows(current_env(), host, 20, digest)
-    assert reply.out.startswith(b"sessidx-rows delta ") and reply.out.split(b"\n")[0].endswith(b" 3")
+    assert reply.out.startswith(b"sessidx-rows delta ") and reply.out.split(b"\n")[0].endswith(b" 3 3")
     heard = _refresh_in_process(client, "alpha", monkeypatch)[0]
     assert heard.note is None and ("/srv/a", "a (turn 2)") in [(s.cwd, s.title) for s in heard.sessions]
 
@@ -181,11 +181,11 @@ def test_a_hostile_delta_is_checked_as_every_row_and_means_a_full_listing_next(t
     body = json.dumps({"gone": [["claude", GOOD_ID], "--x", [1, 2]],
                        "rows": [["claude", "--dangerously-skip-permissions", "/w", None, None, 1, None, None, None,
                                  None, None, None, False, None]]})
-    heard = remote._heard(host, Reply(0, b"sessidx-rows delta def 0\n" + body.encode(), ""), None, known)
+    heard = remote._heard(host, Reply(0, b"sessidx-rows delta def 0 0\n" + body.encode(), ""), None, known, 1000)
     assert heard.fresh and heard.sessions == [] and heard.digest is None  # the next refresh asks for every row
     assert "3 session row(s) it sent were not valid" in (heard.note or "")
-    for head in (b"sessidx-rows delta de-f 0", b"sessidx-rows odd def 0", b"sessidx-rows same def", b"[]"):
-        bad = remote._heard(host, Reply(0, head + b"\n", "boom"), None, known)
+    for head in (b"sessidx-rows delta de-f 0 0", b"sessidx-rows odd def 0 0", b"sessidx-rows same def", b"[]"):
+        bad = remote._heard(host, Reply(0, head + b"\n", "boom"), None, known, 1000)
         assert bad.sessions == [] and not bad.fresh and "sessidx there failed" in (bad.note or "")
 
 
@@ -290,7 +290,7 @@ def test_a_hostile_folder_on_a_host_runs_nothing_here_or_there(client, tmp_path)
     done = sessidx(client, "alpha", "resume", f"@alpha/claude:{s.session_id}", "--shell", "bash")
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip()
-    assert line.startswith("ssh -F ") and " -t alpha -- " in line
+    assert line.startswith("ssh -F ") and " -t -- alpha " in line
     # the line, run by a real local bash, reaches the stub on the host, in that folder
     subprocess.run(["bash", "-c", line], env={**os.environ, "PATH": os.environ["PATH"]}, stdin=subprocess.DEVNULL,
                    capture_output=True, timeout=30)
@@ -464,7 +464,7 @@ def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bi
         assert argv == [f"--resume={s.session_id}", "--model", s.model, "--effort", "medium", "--permission-mode", "plan"]
         assert cwd == str(folder)
         assert recorded(stub_bin, "claude") is None  # nothing ran here
-        assert "-t alpha --" in sh.history()  # the local line is in history
+        assert "-t -- alpha " in sh.history()  # the local line is in history
     finally:
         sh.tmux.kill()
 
@@ -586,7 +586,8 @@ def test_hosts_come_from_the_variable_or_the_file(tmp_path, monkeypatch):
     (tmp_path / "config" / "sessidx").mkdir(parents=True)
     (tmp_path / "config" / "sessidx" / "hosts").write_text("# dev boxes\nalpha\nbeta:2200  # the build box\n-x\n")
     hosts, problems = configured(current_env())
-    assert [h.name for h in hosts] == ["alpha", "beta:2200"] and problems == ["not a host name, ignored: '-x'"]
+    assert [h.name for h in hosts] == ["alpha", "beta:2200"] and problems == [
+        "not a host name, ignored: '-x': it starts with `-` (ssh would read an option)"]
     monkeypatch.setenv("SESSIDX_HOSTS", "gamma, alpha")
     assert [h.name for h in configured(current_env())[0]] == ["gamma", "alpha"]
     monkeypatch.setenv("SESSIDX_HOSTS", "-")

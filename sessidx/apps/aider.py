@@ -119,6 +119,7 @@ def _with_parents(folders: frozenset[str], home: str) -> set[str]:
 class Aider:
     name = "aider"
     program = "aider"
+    proven_on = "0.86.2"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = ()

@@ -76,6 +76,7 @@ def parse_session(path: str) -> Session | None:
 class Auggie:
     name = "auggie"
     program = "auggie"
+    proven_on = "0.36.0"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = (".augment",)

@@ -72,6 +72,13 @@ if TYPE_CHECKING:
         # said_skip: tuple[bytes, ...]  (optional: a long line showing one is a tool's output, skipped unparsed)
         # conversation(self, session: Session) -> list[tuple[str, str]]
 
+        # Optional, for `sessidx doctor` (what the installed CLI and its data look like now):
+        # proven_on: str  - the CLI version the plans were proven on (`make conformance`'s pin)
+        # unknown_records(self, session: Session) -> dict[str, int]
+        #     the record types (or format versions) in one session's data this adapter does not
+        #     know, counted; cheap (a bounded read: `unknown_record_types` below). Without it the
+        #     app's data is "not checked".
+
 Stamp = tuple[int | str | None, ...]
 
 # The id form most CLIs use (crypto.randomUUID, uuid4/uuid7), any case, any version bits.
@@ -134,6 +141,32 @@ def take_reports() -> list[str]:
     taken = _REPORTED[:]
     _REPORTED.clear()
     return taken
+
+
+def unknown_record_types(path: str | None, known: frozenset[str], field: str = "type",
+                         cap: int = 8 << 20) -> dict[str, int]:
+    """For `unknown_records`: the values of `field` in a JSONL file's records that are not in
+    `known`, counted (a record without it as `(none)`), over its first `cap` bytes. A line that
+    is not a JSON object is not counted: reading skips those already."""
+    import json
+
+    found: dict[str, int] = {}
+    if not path:
+        return found
+    try:
+        with open(path, "rb") as f:
+            data = f.read(cap)
+    except OSError:
+        return found
+    for line in data.splitlines()[:-1] if len(data) == cap else data.splitlines():  # (a cut last line: unread)
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and (kind := record.get(field)) not in known:
+            name = kind if isinstance(kind, str) else "(none)"
+            found[name] = found.get(name, 0) + 1
+    return found
 
 
 class HeldBack(Fields):

@@ -20,6 +20,7 @@ from sessidx.apps.base import (
     one,
     said_in,
     stamp_or_none,
+    unknown_record_types,
 )
 from sessidx.model import Session
 from sessidx.readers import (
@@ -49,6 +50,13 @@ _NON_ALNUM = r"[^A-Za-z0-9]"
 _FOLDER_CUT = 200
 UNKNOWN_BRANCHES = {"", "HEAD"}  # outside git, detached, or a non-ASCII name
 CONVERSATION = ("user", "assistant")
+# Every record type the real 2.1.332 (and the legacy home's older build) wrote in fixtures/realdata:
+# a type outside these is one the plans and the listing were never proven against (`sessidx doctor`)
+KNOWN_RECORDS = frozenset({
+    "user", "assistant", "system", "summary", "attachment", "permission-mode", "mode", "custom-title", "ai-title",
+    "agent-name", "last-prompt", "queue-operation", "file-history-snapshot", "tools-used", "cost-state", "atis-latch",
+    "api-request", "api-request-blob", "api-request-shape",
+})
 _NO_SIDECAR = (None, None)
 
 
@@ -182,6 +190,7 @@ def _load_one(path: str, folder: str, sidecar: str) -> list[Session]:
 class Claude:
     name = "claude"
     program = "claude"
+    proven_on = "2.1.332"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("CLAUDE_CONFIG_DIR",)
     home_dirs: tuple[str, ...] = (".claude",)
     id_pattern = UUID
@@ -208,6 +217,9 @@ class Claude:
     said_markers = json_markers("type", "user", "assistant")
 
     said_skip = (b'"tool_result"',)
+
+    def unknown_records(self, session: Session) -> dict[str, int]:
+        return unknown_record_types(session.path, KNOWN_RECORDS)
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         message = record.get("message")

@@ -101,6 +101,7 @@ def _asks_before_tools(session: Session) -> bool:
 class Cline:
     name = "cline"
     program = "cline"
+    proven_on = "3.0.65"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("CLINE_DIR", "CLINE_DATA_DIR")
     home_dirs: tuple[str, ...] = (".cline",)
     id_pattern = "[0-9]+(?:_[0-9A-Za-z]+)?"  # <ms>_<base36>; tasks of older builds are <ms>

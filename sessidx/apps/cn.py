@@ -51,6 +51,7 @@ def parse_session(path: str) -> Session | None:
 class Continue:
     name = "cn"
     program = "cn"
+    proven_on = "1.5.47"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("CONTINUE_GLOBAL_DIR",)
     home_dirs: tuple[str, ...] = (".continue",)

@@ -26,6 +26,7 @@ from sessidx.apps.base import (
     source_for_file,
     stamp_or_none,
     tool_words,
+    unknown_record_types,
 )
 from sessidx.config import current_env
 from sessidx.model import Session
@@ -252,9 +253,16 @@ def parse_rollout(path: str, names: dict[str, str], archived: bool) -> Session |
     )
 
 
+# Every rollout record type the real 0.171.0 wrote in fixtures/realdata, and `compacted` (../shared/SPEC.md):
+# a type outside these is one the listing was never proven against (`sessidx doctor`)
+KNOWN_RECORDS = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "token_usage_record",
+                           "world_state", "compacted"})
+
+
 class Codex:
     name = "codex"
     program = "codex"
+    proven_on = "0.171.0"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("CODEX_HOME", "CODEX_SQLITE_HOME")
     home_dirs: tuple[str, ...] = (".codex",)
     id_pattern = UUID
@@ -307,6 +315,11 @@ class Codex:
     said_markers = json_markers("type", "response_item")
 
     said_skip = (b'"function_call_output"', b'"custom_tool_call_output"')
+
+    def unknown_records(self, session: Session) -> dict[str, int]:
+        """Of a rollout file (a thread known only to the database has none here)."""
+        path = session.path if session.path and session.path.endswith(".jsonl") else None
+        return unknown_record_types(path, KNOWN_RECORDS)
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         item = record.get("payload")

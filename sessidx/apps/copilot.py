@@ -126,6 +126,7 @@ def _load(folder: str, store: _Store) -> list[Session]:
 class Copilot:
     name = "copilot"
     program = "copilot"
+    proven_on = "1.0.102"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("COPILOT_HOME",)
     home_dirs: tuple[str, ...] = (".copilot",)
     id_pattern = UUID

@@ -75,6 +75,7 @@ def _load(path: str, settings_path: str) -> list[Session]:
 class Droid:
     name = "droid"
     program = "droid"
+    proven_on = "0.225.2"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = (".factory",)
     id_pattern = UUID

@@ -143,6 +143,7 @@ def parse_json(path: str, cwd: str | None) -> Session | None:
 class Gemini:
     name = "gemini"
     program = "gemini"
+    proven_on = "0.61.0"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("GEMINI_CLI_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
                                   "GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
     home_dirs: tuple[str, ...] = (".gemini",)

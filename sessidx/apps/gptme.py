@@ -89,6 +89,7 @@ def parse_session(folder: str, home: str) -> Session | None:
 class Gptme:
     name = "gptme"
     program = "gptme"
+    proven_on = "0.35.1"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("XDG_DATA_HOME",)
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "gptme"),)

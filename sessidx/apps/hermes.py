@@ -121,6 +121,7 @@ def load_sessions(db: str) -> list[Session]:
 class Hermes:
     name = "hermes"
     program = "hermes"
+    proven_on = "0.19.0"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("HERMES_HOME",)
     home_dirs: tuple[str, ...] = (".hermes",)

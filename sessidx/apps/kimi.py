@@ -77,6 +77,7 @@ def parse_session(folder: str, cwd: str | None) -> Session | None:
 class Kimi:
     name = "kimi"
     program = "kimi"
+    proven_on = "1.51.0"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("KIMI_SHARE_DIR",)
     home_dirs: tuple[str, ...] = (".kimi",)

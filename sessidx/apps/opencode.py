@@ -73,9 +73,10 @@ class OpenCode:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("XDG_DATA_HOME",)
 
-    def __init__(self, name: str, folder: str, database: str) -> None:
+    def __init__(self, name: str, folder: str, database: str, proven_on: str) -> None:
         self.name = name
         self.program = name
+        self.proven_on = proven_on  # the CLI version the plans were proven on (make conformance)
         self.folder = folder
         self.database = database
         self.home_dirs: tuple[str, ...] = (os.path.join(".local", "share", folder),)
@@ -153,5 +154,5 @@ class OpenCode:
         return b.plan
 
 
-APP = OpenCode("opencode", "opencode", "opencode.db")
-KILO = OpenCode("kilo", "kilo", "kilo.db")
+APP = OpenCode("opencode", "opencode", "opencode.db", "1.18.33")
+KILO = OpenCode("kilo", "kilo", "kilo.db", "7.7.9")

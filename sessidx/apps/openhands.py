@@ -98,6 +98,7 @@ def _folder_stamp(path: str) -> tuple[int | None, int | None]:
 class OpenHands:
     name = "openhands"
     program = "openhands"
+    proven_on = "1.16.0"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     # 1.16.0's --help imports litellm: 30-45 s idle, past 2 min on a loaded 2-core machine. Under
     # clihelp's 30 s it was never cached, and every Enter waited 30 s for "unknown".

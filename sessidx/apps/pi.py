@@ -106,6 +106,7 @@ def _is_session_file(name: str) -> bool:
 class Pi:
     name = "pi"
     program = "pi"
+    proven_on = "0.73.1"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("PI_CODING_AGENT_DIR",)
     home_dirs: tuple[str, ...] = (os.path.join(".pi", "agent"),)

@@ -45,6 +45,7 @@ def load_transcript(path: str, folder: str) -> list[Session]:
 class Qoder(Claude):
     name = "qoder"
     program = "qodercli"
+    proven_on = "1.1.52"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("QODER_CONFIG_DIR",)
     home_dirs: tuple[str, ...] = (".qoder",)
     id_pattern = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"

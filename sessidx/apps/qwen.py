@@ -68,6 +68,7 @@ def _load(path: str) -> list[Session]:
 class Qwen:
     name = "qwen"
     program = "qwen"
+    proven_on = "0.24.4"  # the CLI version the plans were proven on (make conformance)
     home_vars: tuple[str, ...] = ("QWEN_HOME",)
     home_dirs: tuple[str, ...] = (".qwen",)
     id_pattern = UUID

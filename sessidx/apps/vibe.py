@@ -90,6 +90,7 @@ def _previews(index_path: str) -> dict[str, str]:
 class Vibe:
     name = "vibe"
     program = "vibe"
+    proven_on = "3.0.3"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("VIBE_HOME",)
     home_dirs: tuple[str, ...] = (".vibe",)
