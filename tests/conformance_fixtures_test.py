@@ -207,3 +207,21 @@ def test_qoder_turn_mode_is_the_user_record_of_that_turn(tmp_path: Path) -> None
     assert conformance_login._qoder_turn_mode(tmp_path, "s1", "conformance ping 3") == "default"
     assert conformance_login._qoder_turn_mode(tmp_path, "s1", "conformance ping 9") == "no turn stored"
     assert conformance_login._qoder_turn_mode(tmp_path, "s2", "conformance ping 3") == "no turn stored"
+
+
+def test_a_reminder_sent_after_the_prompt_does_not_hide_the_canary() -> None:
+    # Kimi Code 2.1.0 sends `<system-reminder>` user messages (the date) after the typed prompt
+    turns = [("user", [{"type": "text", "text": "ping run: touch /tmp/k"}]),
+             ("user", [{"type": "text", "text": "<system-reminder>\nToday's date is 2026-12-03.\n</system-reminder>"}])]
+    call = mock_models._call(turns, BASH_TOOL)
+    assert call is not None and json.loads(call[1])["command"] == "touch /tmp/k"
+    assert mock_models._call([*turns, ("tool", "done")], BASH_TOOL) is None
+
+
+def test_kimi_code_work_dir_keys_are_the_clis_own() -> None:
+    # as Kimi Code 2.1.0 named the real home's folders (fixtures/realdata/kimicode-listing.txt)
+    import conformance_kimicode
+
+    assert conformance_kimicode.workdir_key("/home/mika/code/数据-tools") == "wd_tools_55cb7264c5e9"
+    assert conformance_kimicode.workdir_key("/home/mika/code/shop-api") == "wd_shop-api_4c912d92a723"
+    assert conformance_kimicode.workdir_key("/home/sam/code2/ümlaut-tools") == "wd_mlaut-tools_5e07d6ba23c9"

@@ -70,8 +70,10 @@ def migrated_ids(env: Env) -> set[str]:
         sid = text(entry.get("sessionId")) if entry else None
         folder = text(entry.get("sessionDir")) if entry else None
         # the folder found under this store, not at the absolute `sessionDir` (a home moved or copied)
-        here = os.path.join(store, "sessions", os.path.basename(os.path.dirname(folder)), sid) if folder else None
-        if sid and sid.startswith("ses_") and here and stamp(os.path.join(here, "state.json")):
+        if not (sid and sid.startswith("ses_") and folder):
+            continue
+        here = os.path.join(store, "sessions", os.path.basename(os.path.dirname(folder)), sid)
+        if stamp(os.path.join(here, "state.json")):
             found.add(sid[len("ses_"):])
     return found
 
