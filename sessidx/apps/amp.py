@@ -4,10 +4,11 @@ The real binary (npm `@ampcode/cli-linux-x64` 0.0.1790142911) confirms the resum
 (`amp threads continue [options] [threads...]`, its help) and the data folder (it creates
 `~/.local/share/amp/device-id.json` at its first start), but every thread command asks its
 server first (`threads list` is the `listThreads` call, `-x` starts with `getUserInfo`): offline
-it writes no thread, so the thread files are still SYNTHETIC, in the format third-party readers use: `id`, `title`, `messages[]` (`role`, `content[]`, `meta.sentAt`
-ms), `env.initial.cwd`, else the first `env.initial.trees[].uri` (a `file://` URL). Title:
-`title`, else the first user text. Last use: the newest `sentAt`, else `created`, else the
-file's mtime. No model, mode or branch is known.
+it writes no thread, so the thread files are still SYNTHETIC, in the format third-party readers
+use: `id`, `title`, `messages[]` (`role`, `content[]`, `meta.sentAt` ms), `env.initial.cwd`, else
+the first `env.initial.trees[].uri` (a `file://` URL). Title: `title`, else the first user text.
+Last use: the newest `sentAt`, else `created`, else the file's mtime. No model, mode or branch is
+known.
 """
 
 from __future__ import annotations

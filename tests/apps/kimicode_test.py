@@ -167,3 +167,55 @@ def test_a_session_without_state_or_with_a_hostile_id_is_skipped(realdata, tmp_p
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     ids = {s.id for s in build(current_env(), [APPS["kimicode"]]).sessions}
     assert PLAN not in ids and "--yolo" not in ids and YOLO not in ids and MANUAL in ids
+
+
+def test_a_word_said_mid_session_is_found_by_search(realdata, tmp_path):
+    """A copy of the record holding a prompt, saying a rare word, in the middle of the event log
+    between filler copies longer than the tail the list reads: the content index finds it."""
+    home = tmp_path / "kimi-home"
+    shutil.copytree(realdata("kimicode-home"), home)
+    wire = next((home / ".kimi-code/sessions").glob(f"*/{MANUAL}/agents/main/wire.jsonl"))
+    lines = wire.read_bytes().splitlines(keepends=True)
+    prompt = b"Summarise the README of this folder"
+    line = next(ln for ln in lines if prompt in ln and b'"agent.message.appended"' in ln)
+    filler = [line.replace(prompt, f"filler number {i}".encode()) for i in range(700 * 1024 // len(line) + 1)]
+    at = lines.index(line) + 1
+    lines[at:at] = [*filler, line.replace(prompt, b"we spoke of the zqxkimicodeneedle here"), *filler]
+    wire.write_bytes(b"".join(lines))
+    done = run_cli("search", "zqxkimicodeneedle", "--json", env={"SESSIDX_HOME": str(home)})
+    hits = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(h["app"], h["id"]) for h in hits] == [("kimicode", MANUAL)] and "zqxkimicodeneedle" in hits[0]["snippet"]
+
+
+KIMI_CREDENTIALS = (".kimi-code/config.toml", ".kimi-code/server.token", ".kimi/config.toml")
+
+
+def test_the_homes_are_only_read_and_no_credential_is_opened(realdata, tmp_path, monkeypatch):
+    """Kimi Code's config.toml may hold `api_key`s and server.token is `kimi web`'s bearer token."""
+    from sessidx.content import reading, store
+    from sessidx.content.query import search
+    from sessidx.conversation import recent
+    from tests.readonly_test import RECORDER
+
+    home = tmp_path / "kimi-home"
+    shutil.copytree(realdata("kimicode-home"), home)
+    for cred in KIMI_CREDENTIALS:
+        (home / cred).write_text('api_key = "do-not-open"\n')
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    RECORDER.roots = (str(home),)
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    RECORDER.active = True
+    try:
+        index = build(current_env(), [APPS["kimi"], APPS["kimicode"]])
+        db = store.connect(current_env())
+        stats = reading.refresh(db, index.sessions)
+        found = search(db, "mock")
+        previewed = [recent(s, APPS[s.app]) for s in index.sessions]
+    finally:
+        RECORDER.active = False
+    assert len(index.sessions) == 11 and stats["messages"] > 0 and found and all(previewed)
+    assert RECORDER.writes == []
+    opened = {os.path.relpath(p, home) for p in RECORDER.opened}
+    assert not opened & set(KIMI_CREDENTIALS) and ".kimi-code/session_index.jsonl" in opened
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    assert before == after
