@@ -225,3 +225,38 @@ def test_kimi_code_work_dir_keys_are_the_clis_own() -> None:
     assert conformance_kimicode.workdir_key("/home/mika/code/数据-tools") == "wd_tools_55cb7264c5e9"
     assert conformance_kimicode.workdir_key("/home/mika/code/shop-api") == "wd_shop-api_4c912d92a723"
     assert conformance_kimicode.workdir_key("/home/sam/code2/ümlaut-tools") == "wd_mlaut-tools_5e07d6ba23c9"
+
+
+def test_latest_stands_in_for_the_pin_only_when_asked(monkeypatch) -> None:
+    import conformance
+
+    pin = conformance.Pin("amp", "@ampcode/cli-linux-x64", "1.0.0", "amp")
+    monkeypatch.setattr(conformance, "newest_version", lambda p, python: "1.2.0")
+    monkeypatch.delenv("LATEST", raising=False)
+    assert conformance.latest(pin) == pin
+    monkeypatch.setenv("LATEST", "1")
+    newest = conformance.latest(pin)
+    assert (newest.version, newest.pinned) == ("1.2.0", "1.0.0") and conformance.latest(newest) == newest
+    monkeypatch.setattr(conformance, "newest_version", lambda p, python: None)  # the registry did not answer
+    assert conformance.latest(pin) == pin
+
+
+def test_help_drift_names_the_flags_gained_and_fails_on_a_lost_one(tmp_path: Path) -> None:
+    import conformance
+
+    pinned_dir = tmp_path / "pinned"
+    pinned_dir.mkdir()
+    (pinned_dir / "amp").write_text("#!/bin/sh\necho 'Usage: amp threads continue [options]\n  --last\n  --pick'\n")
+    (pinned_dir / "amp").chmod(0o755)
+    newest = conformance.Pin("amp", "@ampcode/cli-linux-x64", "1.2.0", "amp", pinned="1.0.0")
+    asked: list[str] = []
+
+    def installer(pin: conformance.Pin) -> Path:
+        asked.append(pin.version)
+        return pinned_dir
+    row = conformance.help_drift(newest, "Usage: amp threads continue [options]\n  --last\n  --fork\n", tmp_path,
+                                 installer)
+    assert asked == ["1.0.0"] and row is not None
+    assert row.version == "1.0.0 -> 1.2.0" and row.effective == "help: +--fork; ---pick"
+    assert row.problem == "help lost --pick"
+    assert conformance.help_drift(conformance.Pin("amp", "x", "1.0.0", "amp"), "", tmp_path, installer) is None
