@@ -35,6 +35,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python fixtures/bench.py
 
 # Not part of test: installs the pinned agent CLIs from npm and drives them for minutes.
+# `make conformance LATEST=1`: the newest versions on the registries instead, each one's help diffed against its pin's.
 conformance: $(BIN)/.installed
 	# every part runs, and the target fails if any did
 	rc=0; \
@@ -43,6 +44,7 @@ conformance: $(BIN)/.installed
 	$(BIN)/python fixtures/conformance_login.py || rc=1; \
 	$(BIN)/python fixtures/conformance_tui.py || rc=1; \
 	$(BIN)/python fixtures/conformance_mcp.py || rc=1; \
+	$(BIN)/python fixtures/conformance_kimicode.py || rc=1; \
 	exit $$rc
 
 demo: $(BIN)/.installed

@@ -207,3 +207,56 @@ def test_qoder_turn_mode_is_the_user_record_of_that_turn(tmp_path: Path) -> None
     assert conformance_login._qoder_turn_mode(tmp_path, "s1", "conformance ping 3") == "default"
     assert conformance_login._qoder_turn_mode(tmp_path, "s1", "conformance ping 9") == "no turn stored"
     assert conformance_login._qoder_turn_mode(tmp_path, "s2", "conformance ping 3") == "no turn stored"
+
+
+def test_a_reminder_sent_after_the_prompt_does_not_hide_the_canary() -> None:
+    # Kimi Code 2.1.0 sends `<system-reminder>` user messages (the date) after the typed prompt
+    turns = [("user", [{"type": "text", "text": "ping run: touch /tmp/k"}]),
+             ("user", [{"type": "text", "text": "<system-reminder>\nToday's date is 2026-12-03.\n</system-reminder>"}])]
+    call = mock_models._call(turns, BASH_TOOL)
+    assert call is not None and json.loads(call[1])["command"] == "touch /tmp/k"
+    assert mock_models._call([*turns, ("tool", "done")], BASH_TOOL) is None
+
+
+def test_kimi_code_work_dir_keys_are_the_clis_own() -> None:
+    # as Kimi Code 2.1.0 named the real home's folders (fixtures/realdata/kimicode-listing.txt)
+    import conformance_kimicode
+
+    assert conformance_kimicode.workdir_key("/home/mika/code/数据-tools") == "wd_tools_55cb7264c5e9"
+    assert conformance_kimicode.workdir_key("/home/mika/code/shop-api") == "wd_shop-api_4c912d92a723"
+    assert conformance_kimicode.workdir_key("/home/sam/code2/ümlaut-tools") == "wd_mlaut-tools_5e07d6ba23c9"
+
+
+def test_latest_stands_in_for_the_pin_only_when_asked(monkeypatch) -> None:
+    import conformance
+
+    pin = conformance.Pin("amp", "@ampcode/cli-linux-x64", "1.0.0", "amp")
+    monkeypatch.setattr(conformance, "newest_version", lambda p, python: "1.2.0")
+    monkeypatch.delenv("LATEST", raising=False)
+    assert conformance.latest(pin) == pin
+    monkeypatch.setenv("LATEST", "1")
+    newest = conformance.latest(pin)
+    assert (newest.version, newest.pinned) == ("1.2.0", "1.0.0") and conformance.latest(newest) == newest
+    monkeypatch.setattr(conformance, "newest_version", lambda p, python: None)  # the registry did not answer
+    assert conformance.latest(pin) == pin
+
+
+def test_help_drift_names_the_flags_gained_and_fails_on_a_lost_one(tmp_path: Path) -> None:
+    import conformance
+
+    pinned_dir = tmp_path / "pinned"
+    pinned_dir.mkdir()
+    (pinned_dir / "amp").write_text("#!/bin/sh\necho 'Usage: amp threads continue [options]\n  --last\n  --pick'\n")
+    (pinned_dir / "amp").chmod(0o755)
+    newest = conformance.Pin("amp", "@ampcode/cli-linux-x64", "1.2.0", "amp", pinned="1.0.0")
+    asked: list[str] = []
+
+    def installer(pin: conformance.Pin) -> Path:
+        asked.append(pin.version)
+        return pinned_dir
+    row = conformance.help_drift(newest, "Usage: amp threads continue [options]\n  --last\n  --fork\n", tmp_path,
+                                 installer)
+    assert asked == ["1.0.0"] and row is not None
+    assert row.version == "1.0.0 -> 1.2.0" and row.effective == "help: +--fork; ---pick"
+    assert row.problem == "help lost --pick"
+    assert conformance.help_drift(conformance.Pin("amp", "x", "1.0.0", "amp"), "", tmp_path, installer) is None

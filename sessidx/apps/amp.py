@@ -1,10 +1,14 @@
 """Amp: `~/.local/share/amp/threads/T-<id>.json` (`AMP_HOME`, else `XDG_DATA_HOME/amp`).
 
-SYNTHETIC data only: Amp is closed source and needs its servers, so this follows the thread
-format third-party readers use: `id`, `title`, `messages[]` (`role`, `content[]`, `meta.sentAt`
-ms), `env.initial.cwd`, else the first `env.initial.trees[].uri` (a `file://` URL). Title:
-`title`, else the first user text. Last use: the newest `sentAt`, else `created`, else the
-file's mtime. No model, mode or branch is known.
+The real binary (npm `@ampcode/cli-linux-x64` 0.0.1790142911) confirms the resume command
+(`amp threads continue [options] [threads...]`, its help) and the data folder (it creates
+`~/.local/share/amp/device-id.json` at its first start), but every thread command asks its
+server first (`threads list` is the `listThreads` call, `-x` starts with `getUserInfo`): offline
+it writes no thread, so the thread files are still SYNTHETIC, in the format third-party readers
+use: `id`, `title`, `messages[]` (`role`, `content[]`, `meta.sentAt` ms), `env.initial.cwd`, else
+the first `env.initial.trees[].uri` (a `file://` URL). Title: `title`, else the first user text.
+Last use: the newest `sentAt`, else `created`, else the file's mtime. No model, mode or branch is
+known.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ def parse_thread(path: str) -> Session | None:
 class Amp:
     name = "amp"
     program = "amp"
-    help_args: tuple[str, ...] = ("--help",)
+    help_args: tuple[str, ...] = ("threads", "continue", "--help")  # the resume command's own help
     home_vars: tuple[str, ...] = ("AMP_HOME", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amp"),)
     id_pattern = f"T-{UUID}"
@@ -74,7 +78,10 @@ class Amp:
         return said
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
-        return ArgvBuilder(cli, self.program, "threads", "continue", session.id).plan
+        b = ArgvBuilder(cli, self.program, "threads", "continue", session.id)
+        if cli.found and cli.known and not cli.has("threads continue"):
+            b.refuse(f"the installed amp cannot resume: its help has no `threads continue`. It says: {cli.said()}")
+        return b.plan
 
 
 APP = Amp()

@@ -6,13 +6,15 @@ The folder of a session is the `kimi.json` work dir whose md5 names its parent f
 `TurnBegin` prompt of `wire.jsonl`. Last use: the mtime of `context.jsonl`, as Kimi's own list
 has it. Mode: `approval.yolo`, `approval.afk` and `plan_mode` of `state.json`, joined with `+`
 (`default` when none). No model or branch is stored. Sub-agents live inside a session's
-`subagents/` folder, never beside it. Archived: `state.archived` (set by `kimi web`).
+`subagents/` folder, never beside it. Archived: `state.archived` (set by `kimi web`). A session
+Kimi Code's `kimi migrate` copied (still in its store) is listed there, as `kimicode`, not here.
 """
 
 from __future__ import annotations
 
 import os
 
+from sessidx.apps import kimicode
 from sessidx.apps.base import (
     UUID,
     AppPlan,
@@ -105,13 +107,19 @@ class Kimi:
         home = self.home(env)
         # kimi.json's stamp is in every session's: the folders it maps are read (and hashed)
         # only when a session is read, never on a warm key press
-        index_stamp = stamp_or_none(os.path.join(home, "kimi.json"))
+        # Kimi Code's index too: a session `kimi migrate` copied there is listed there, once
+        index_stamp = stamp_or_none(os.path.join(home, "kimi.json")) + kimicode.index_stamp(env)
         work_dirs: dict[str, str] | None = None
+        migrated: set[str] | None = None
 
         def load(folder: str, project: str) -> list[Session]:
-            nonlocal work_dirs
+            nonlocal work_dirs, migrated
             if work_dirs is None:
                 work_dirs = self._work_dirs(home)
+            if migrated is None:
+                migrated = kimicode.migrated_ids(env)
+            if os.path.basename(folder) in migrated:
+                return []
             return one(parse_session(folder, work_dirs.get(project)))
 
         for project in subdirs(os.path.join(home, "sessions")):
@@ -135,6 +143,11 @@ class Kimi:
 
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         # Kimi looks for the id only under md5(cwd): the line cd's into the folder first.
+        if cli.found and cli.known and kimicode.is_kimi_code(cli):
+            b = ArgvBuilder(cli, self.program)  # Kimi Code's hidden -r looks only in its own store
+            b.refuse("the installed kimi is Kimi Code, which resumes only its own sessions: run `kimi migrate --run` "
+                     "once (this session is then listed as kimicode), or resume it with kimi-legacy", "migrate first")
+            return b.plan
         b = ArgvBuilder(cli, self.program, "-r", session.id)
         modes = set((session.approval or "default").split("+"))
         loose = [LOOSE_FLAGS[m] for m in ("yolo", "afk") if m in modes]
