@@ -24,7 +24,8 @@ from sessidx.index import (
     wait_for_first_press,
 )
 from sessidx.model import Session
-from sessidx.readers import git_branch, git_common_dir
+from sessidx.readers import git_common_dir
+from sessidx.refusals import refusals, row_marks
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -79,10 +80,13 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
     if not sessions:
         render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
                     else _nothing_found(index))
+    refused = refusals(env, sessions)  # what Enter would refuse, and why: the same checks as Enter's
     if as_json:
-        lines = [render.json_line(s.to_json()) for s in sessions]
+        lines = [render.json_line({**s.to_json(), "refused": r.to_json() if (r := refused.get(s.key)) else None})
+                 for s in sessions]
     else:
-        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
+        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
+                             marks={key: r.mark for key, r in refused.items()})
     _emit(out, lines)
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
 
@@ -390,60 +394,6 @@ def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) 
     cwds = [by_key[line.rsplit("\t", 1)[-1]] for line in lines[1:]]
     save_rows(env, width, lines, cwds, HOME_VARS)
     return cwds
-
-
-class _UnknownCli:
-    """The CLI as the marks see it: not probed (that runs `--help`, and loads subprocess into a
-    feed). A refusal rests on what was recorded, not on the installed CLI's flags; Enter makes
-    the full plan again."""
-
-    found = known = pending = False
-    version: str | None = None
-
-    def has(self, flag: str) -> bool:
-        return False
-
-    def said(self) -> str:
-        return ""
-
-    def accepts(self, flag: str, value: str) -> bool:
-        return False
-
-    def version_at_least(self, *wanted: int) -> bool | None:
-        return None
-
-
-_UNKNOWN_CLI = _UnknownCli()
-
-
-def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
-    """Why Enter would refuse each session, or ask first, in a few words (`✗ folder gone`,
-    `✗ loose mode`, `⎇ now main`), by the checks a resume makes, in its order: the app's own
-    plan (without probing the CLI), the folder, the branch. One look per
-    distinct folder, not per session; made by the feeds, never on the first screen."""
-    folders = {s.cwd for s in sessions if s.cwd}
-    gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
-    branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
-    marks: dict[str, str] = {}
-    for s in sessions:
-        app = APPS.get(s.app)
-        if app is None:
-            continue
-        try:
-            decided = app.plan(s, _UNKNOWN_CLI, False, env)
-        except Exception:  # a plan that cannot be made here is made again, and reported, on Enter
-            continue
-        if decided.refusal:
-            marks[s.key] = render.refusal_mark(decided.refusal_mark or "refused")
-        elif s.archived:
-            marks[s.key] = render.refusal_mark(render.MARK_ARCHIVED)
-        elif not s.cwd:
-            marks[s.key] = render.refusal_mark(render.MARK_NO_FOLDER)
-        elif s.cwd in gone:
-            marks[s.key] = render.refusal_mark(render.MARK_FOLDER_GONE)
-        elif s.branch and (now := branch_now.get(s.cwd)) and now != s.branch:
-            marks[s.key] = render.branch_mark(now)
-    return marks
 
 
 def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Callable[[], None] | None = None) -> int:

@@ -144,7 +144,7 @@ class Kimi:
                 b.hold_back(flag, "", loose_reason(self.program, "ask before each tool", cli.version))
             b.refuse(f"kimi restores {' and '.join(f.lstrip('-') for f in loose)} by itself and has no flag that "
                      "turns it off: every tool would run unasked. Alt-Enter (--allow-permissive) resumes it so "
-                     "for this launch", "loose mode")
+                     "for this launch", "loose_mode")
         if "plan" in modes:
             b.switch("--plan")
         return b.plan
