@@ -10,18 +10,15 @@ import os
 import sys
 import time
 
-from sessidx import render
+from sessidx import local, render
 from sessidx.apps import APPS, HOME_VARS
 from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 from sessidx.index import (
     Index,
-    cache_path,
-    cached_session,
     from_cache,
     load,
     mark_first_press,
-    wait_for_first_press,
 )
 from sessidx.model import Session
 from sessidx.readers import git_common_dir
@@ -37,40 +34,14 @@ if TYPE_CHECKING:
     Out = Callable[[str], None]  # where a command's lines go
 
 
-DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
 INDEXING_NOTE = "indexing your sessions for the first time: they appear here in a moment"
-
-
-def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
-    index = load(env, APPS.values(), refresh)
-    if index.demo and announce:
-        render.warn(DEMO_NOTE)
-    if verbose:
-        for problem in index.problems:
-            render.warn(problem)
-    return index
-
-
-def _check_app(app: str | None) -> None:
-    if app is not None and app not in APPS:
-        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
-
-
-def _select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:
-    _check_app(app)
-    chosen = [s for s in sessions if (app is None or s.app == app) and (archived or not s.archived)]
-    if not query:
-        return chosen
-    from sessidx.search import find
-
-    return find(chosen, query)
 
 
 def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None = None,
                   as_json: bool = False, archived: bool = False, verbose: bool = False,
                   since: str | None = None, until: str | None = None) -> int:
-    index = _index(env, verbose=verbose)
-    sessions = _select(index.sessions, query, app, archived)
+    index = local.listing(env, verbose=verbose)
+    sessions = local.select(index.sessions, query, app, archived)
     if since or until:
         from sessidx.when import bounds, within
 
@@ -111,33 +82,13 @@ def _emit(out: Out, lines: list[str]) -> None:
 
 
 def build(env: Env, out: Out, verbose: bool = False) -> int:
-    index = _index(env, verbose=verbose)
+    index = local.listing(env, verbose=verbose)
     live = [s for s in index.sessions if not s.archived]
     timings = "  ".join(f"{name} {ms:.0f} ms" for name, ms in index.timings_ms.items())
     out(f"{len(live)} sessions  {timings}")
     if index.problems and not verbose:
         render.warn(f"{len(index.problems)} sources skipped (see `sessidx build -v`)")
     return ExitCode.OK
-
-
-def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
-              wait_for_cli: bool = True) -> tuple[Session, Plan]:
-    """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
-    otherwise the cache answers, and is refreshed only if it does not know the id yet."""
-    from sessidx.resume import make_plan
-    from sessidx.search import resolve
-
-    if not fresh and ":" in ident and (found := cached_session(env, ident)) is not None:  # the picker's `app:id`
-        return found, make_plan(found, env, allow_permissive, wait_for_cli)
-    if not fresh and ":" in ident and wait_for_first_press(env) and (found := cached_session(env, ident)):
-        return found, make_plan(found, env, allow_permissive, wait_for_cli)  # the first press's index
-    try:
-        session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
-    except SessidxError:
-        if fresh:
-            raise
-        session = resolve(_index(env, announce=False).sessions, ident)
-    return session, make_plan(session, env, allow_permissive, wait_for_cli)
 
 
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
@@ -147,7 +98,7 @@ def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
         from sessidx import remote
 
         return remote.preview(env, out, ident, detect_shell(shell, env.vars))
-    session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
+    session, plan = local.plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
     from sessidx.preview import show  # what a move shows, however the session was found
 
     return show(env, out, session, plan, shell)
@@ -227,7 +178,7 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
         from sessidx import remote
 
         return remote.resume(env, out, ident, detect_shell(shell, env.vars), as_json, allow_permissive, yes)
-    _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
+    _, plan = local.plan_for(env, ident, allow_permissive, fresh=True)
     if as_json:
         out(render.json_line(plan.to_json()))
         return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
@@ -260,14 +211,14 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
         # rows stream in newest first; the note leaves when they are all in.
         lines, note = _stream_into_pipe(env, width), INDEXING_NOTE
     else:
-        index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
+        index = first if first and first.sessions else local.listing(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
         if hosts:  # what each host sent last, at once; fzf refreshes them in the background
             sessions = _with_hosts(env, sessions)
         if not sessions:
             raise SessidxError(_nothing_found(index))
         lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=width)
-        note = DEMO_NOTE if index.demo else None
+        note = local.DEMO_NOTE if index.demo else None
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     try:
@@ -482,37 +433,6 @@ def _stream_into_pipe(env: Env, width: int) -> int:
         os._exit(0)
 
 
-def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
-                    announce: bool = False) -> dict[str, int] | None:
-    """Bring the content index up to date; None when another sessidx is doing it right now."""
-    from sessidx.content.reading import refresh
-    from sessidx.content.store import Busy, lock, write_progress
-
-    try:
-        held = lock(env)
-    except Busy:
-        return None
-    from sessidx.content.kept import keep
-    from sessidx.content.unchanged import listing_stamp, remember, unchanged
-    from sessidx.freshness import Watch
-
-    with held:
-        with Watch(env) as watch:  # what the listing looks at: the next search checks it alone
-            index = _index(env, announce=announce)
-        sessions = index.sessions
-        stamp = listing_stamp(listing := cache_path(env))
-        if unchanged(db, stamp):  # no session changed since the last complete refresh
-            keep(db, watch, index, listing, stamp)
-            return {"sources": 0, "unchanged": len(sessions)}
-        try:
-            stats = refresh(db, sessions, report)
-            remember(db, stamp, len(sessions), stats)
-            keep(db, watch, index, listing, stamp if unchanged(db, stamp) else None)
-            return stats
-        finally:
-            write_progress(env, None)
-
-
 def _progress_bar(progress: Any) -> None:
     """One line on stderr, redrawn: sources and MB done, and what is left."""
     done_mb, total_mb = progress.done_bytes / 2**20, progress.total_bytes / 2**20
@@ -534,7 +454,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     if drop:
         render.warn("content index deleted" if store.drop(env) else "there was no content index")
         return ExitCode.OK
-    _check_app(app)
+    local.check_app(app)
     from sessidx.when import bounds
 
     low, high = bounds(since, until)  # a date it cannot read says so before any indexing
@@ -550,7 +470,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     interrupted = failed = False
     try:
         try:
-            done = refresh_content(env, db, report, announce=not refresh_only)
+            done = local.refresh_content(env, db, report, announce=not refresh_only)
         except store.DatabaseError as exc:
             if isinstance(exc, store.OperationalError):  # disk full, I/O: what is indexed still answers
                 raise
@@ -558,7 +478,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
             store.drop(env)
             notes.append(f"the content index could not be used ({exc}): made again")
             db = store.open_index(env, notes)
-            done = refresh_content(env, db, report, announce=not refresh_only)
+            done = local.refresh_content(env, db, report, announce=not refresh_only)
     except KeyboardInterrupt:
         done, interrupted = None, True
     except store.OperationalError as exc:
@@ -588,7 +508,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         if verbose:
             render.warn(f"the content index could not be used ({exc}): made again")
         db = store.open_index(env, [])
-        refresh_content(env, db, report, announce=not refresh_only)
+        local.refresh_content(env, db, report, announce=not refresh_only)
         hits = content_query.search(db, query or "", app, limit, since=low, until=high)
     from sessidx.content.kept import show
 
@@ -614,7 +534,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
         scope = _NEXT_SCOPE[scope]
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
-    listed = [s for s in _index(env, refresh=False, announce=False).sessions if not s.archived]
+    listed = [s for s in local.listing(env, refresh=False, announce=False).sessions if not s.archived]
     for s in _in_scope(listed, scope, here) if scope is not None else _with_hosts(env, listed):
         counts[s.app] = counts.get(s.app, 0) + 1
     if what in ("app", "app-back"):
@@ -732,7 +652,7 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
         from sessidx import remote
 
         return remote.copy(env, out, ident, detect_shell(shell, env.vars))
-    _, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
+    _, plan = local.plan_for(env, ident, allow_permissive=False, fresh=False)
     line = plan.shell_line(detect_shell(shell, env.vars))
     how = to_clipboard(line)
     out(f"change-header:copied ({how}): {render.clean(line)}")
@@ -755,7 +675,7 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
 
         return remote.check(env, out, ident, allow_permissive)
     try:
-        _, plan = _plan_for(env, ident, allow_permissive, fresh=False)
+        _, plan = local.plan_for(env, ident, allow_permissive, fresh=False)
         reason = plan.error
     except SessidxError as exc:
         reason = str(exc)

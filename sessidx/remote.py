@@ -25,7 +25,7 @@ import os
 import time
 from operator import attrgetter, itemgetter
 
-from sessidx import render
+from sessidx import local, render
 from sessidx.errors import Cancelled, ExitCode, SessidxError
 from sessidx.hosts import (
     Call,
@@ -41,6 +41,7 @@ from sessidx.hosts import (
     timeout,
 )
 from sessidx.model import Session
+from sessidx.refusals import refusals
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -644,21 +645,24 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
     host that fails is named on stderr and its last rows are not shown as if fresh."""
     import sys
 
-    from sessidx import commands
-
-    commands._check_app(app)
-    local, hosts = chosen_hosts(env, names)
-    sessions = list(commands._index(env).sessions) if local else []
+    local.check_app(app)
+    here_too, hosts = chosen_hosts(env, names)
+    sessions = list(local.listing(env).sessions) if here_too else []
     for heard in refresh(env, hosts):
         if heard.note:
             render.warn(heard.note)
         if heard.fresh:
             sessions += heard.sessions
-    sessions = commands._select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
+    sessions = local.select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
+    refused = refusals(env, sessions)  # this machine's: a host's are checked there, when asked
     if as_json:
-        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}) for s in sessions]
+        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}
+                                  | ({"refused": r.to_json() if (r := refused.get(s.key)) else None}
+                                     if not getattr(s, "host", None) else {}))
+                 for s in sessions]
     else:
-        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
+        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
+                             marks={key: r.mark for key, r in refused.items()})
     if lines:
         out("\n".join(lines))
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
@@ -670,11 +674,10 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
-    from sessidx import commands
     from sessidx.model import Session
 
-    commands._check_app(app)
-    local, hosts = chosen_hosts(env, names)
+    local.check_app(app)
+    here_too, hosts = chosen_hosts(env, names)
     hits: list[tuple[float, Session, str]] = []
     args = search_args(query, app, limit)
 
@@ -684,11 +687,11 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
         asked = list(pool.map(ask, hosts))
-    if local:
+    if here_too:
         from sessidx.content import query as content_query
         from sessidx.content import store
 
-        commands.refresh_content(env, db := store.open_index(env))
+        local.refresh_content(env, db := store.open_index(env))
         hits += [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
     for _, found, note in asked:
         if note:
