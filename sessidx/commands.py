@@ -1,7 +1,8 @@
-"""The commands: plain functions over the index that return an exit code; printing at the edges.
+"""The commands: plain functions that return an exit code, printing at the edges.
 
-`list` runs on a key press, so what only planning needs (subprocess, git, quoting) is
-imported inside the functions that plan, not here.
+A session's key goes to the place that holds it (where.place_of: this machine or a host), so no
+command here knows the `@host/` form or imports the host code. `list` runs on a key press, so
+what only planning needs (subprocess, git, quoting) is imported inside the functions that plan.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from sessidx import local, render
 from sessidx.apps import APPS, HOME_VARS
 from sessidx.config import Env
-from sessidx.errors import Cancelled, ExitCode, SessidxError
+from sessidx.errors import Cancelled, ExitCode, SessidxError, cannot_write
 from sessidx.index import (
     Index,
     from_cache,
@@ -23,6 +24,7 @@ from sessidx.index import (
 from sessidx.model import Session
 from sessidx.readers import git_common_dir
 from sessidx.refusals import refusals, row_marks
+from sessidx.where import place_of
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -94,42 +96,7 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
-    if ident.startswith("@"):  # a session on an SSH host: `@host/app:id`
-        from sessidx import remote
-
-        return remote.preview(env, out, ident, detect_shell(shell, env.vars))
-    session, plan = local.plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
-    from sessidx.preview import show  # what a move shows, however the session was found
-
-    return show(env, out, session, plan, shell)
-
-
-def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
-    """Content mode: the message of this session that best matches the query, words marked."""
-    from sessidx.content import query as content_query
-    from sessidx.content.store import DatabaseError, open_index
-
-    words, snippet_width = content_query.words_of(query), 3 * max(20, width - 6)
-    try:
-        db = open_index(env)
-        if rows := content_query.session_matches(db, query, session.key):  # Alt-N / Alt-P step through them
-            at = (_match_number(env) - 1) % len(rows)
-            said = content_query.session_match(db, query, session, rows[at], snippet_width)
-            title = "best match" if at == 0 else f"match {at + 1} of {len(rows)}"
-            return render.conversation([said], width, words, title=title + (" · Alt-N next" if len(rows) > 1 else ""))
-        found = content_query.search(db, query, session_key=session.key, limit=1, snippet_width=snippet_width)
-    except (SessidxError, DatabaseError):  # off, or damaged: the preview goes on without it
-        return []
-    if not found:
-        return []
-    return render.conversation([(found[0].role, found[0].snippet)], width, words, title="best match")
-
-
-def _match_number(env: Env) -> int:
-    """Which match the preview shows, 1 the best: fzf's preview label, ` match N of M `, that
-    Alt-N and Alt-P set (`cycle match`) and moving to another session clears."""
-    label = (env.get("FZF_PREVIEW_LABEL") or "").split()
-    return int(label[1]) if len(label) == 4 and label[0] == "match" and label[1].isdigit() else 1
+    return place_of(env, ident).preview(out, ident, detect_shell(shell, env.vars))
 
 
 def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
@@ -137,6 +104,7 @@ def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
     the query in this session (fzf then redraws the preview); nothing in titles mode."""
     from sessidx.content import query as content_query
     from sessidx.content.store import DatabaseError, open_index
+    from sessidx.preview import match_number
 
     query = env.get("FZF_QUERY") or ""
     if not ident or not render.prompt_state(env.get("FZF_PROMPT"))[0] or not query.strip():
@@ -146,20 +114,20 @@ def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
         count = len(content_query.session_matches(open_index(env), query, ident))
     except (SessidxError, DatabaseError):
         count = 0
-    out(f" match {(_match_number(env) - 1 + step) % count + 1} of {count} " if count > 1 else "")
+    out(f" match {(match_number(env) - 1 + step) % count + 1} of {count} " if count > 1 else "")
     return ExitCode.OK
 
 
 def _confirmed(plan: Plan, yes: bool) -> Plan:
     """Refuse what must not run; ask about a branch change unless --yes."""
     if plan.error:
-        raise SessidxError(f"not resuming {plan.app} session {plan.id[:8]}: {plan.error}")
+        raise SessidxError(f"not resuming {plan.app} session {plan.id[:8]}{plan.where}: {plan.error}")
     if plan.branch_differs and not yes:
         from sessidx.terminal import ask_yes_no
 
         question = (
-            f"sessidx: {plan.app} session {plan.id[:8]} was on branch {plan.branch_recorded!r}, "
-            f"the folder is now on {plan.branch_current!r}. Resume anyway?"
+            f"sessidx: {plan.app} session {plan.id[:8]}{plan.where} was on branch {plan.branch_recorded!r}, "
+            f"the folder{' there' if plan.host else ''} is now on {plan.branch_current!r}. Resume anyway?"
         )
         if not ask_yes_no(question):
             raise Cancelled()
@@ -174,13 +142,11 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
         from sessidx.picker import same_row
 
         same_row(checked, ident)
-    if ident.startswith("@"):  # planned on the host, run here through `ssh -t`
-        from sessidx import remote
-
-        return remote.resume(env, out, ident, detect_shell(shell, env.vars), as_json, allow_permissive, yes)
-    _, plan = local.plan_for(env, ident, allow_permissive, fresh=True)
+    plan = place_of(env, ident).plan(ident, allow_permissive, fresh=True)  # a host's: made there
     if as_json:
-        out(render.json_line(plan.to_json()))
+        # a host's plan also says which host, and the line run here (`ssh -t HOST -- ...`)
+        out(render.json_line(plan.to_json() | ({"host": plan.host, "line": plan.shell_line(detect_shell(
+            shell, env.vars)) if plan.cwd else None} if plan.host else {})))
         return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
     for held in plan.held_back:
         render.warn(f"held back {held.flag}: {held.reason}")
@@ -189,7 +155,7 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 
 
 def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
-    """The picker without kept rows (picker.pick tries those first): from the index cache, or
+    """The picker without kept rows (keypress.pick tries those first): from the index cache, or
     on the first press ever an empty frame that the rows stream into."""
     from sessidx.picker import fzf_binary, has_tty, run_fzf, terminal_size
     from sessidx.shells import detect_shell
@@ -308,7 +274,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
 
     words = parse(env.get("FZF_QUERY"))  # `app:` and `since:` typed in the query (fzf's reloads pass it)
     if app is None and scope is None and words.filtering:  # a keystroke's reload: Ctrl-A/Ctrl-S's are in the prompt
-        _, app, scope = _picker_filters(env)
+        _, app, scope = picker_filters(env)
     if app is not None or scope is not None or index.demo or words.filtering:
         chosen = _in_scope([s for s in sessions if (app is None or s.app == app)
                             and (words.apps is None or s.app in words.apps)
@@ -372,9 +338,7 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
         except SessidxError as exc:
             gone, failed = True, exc
         except OSError as exc:  # the flush of a full disk
-            from sessidx.cli import _cannot_write
-
-            gone, failed = True, SessidxError(_cannot_write(exc))
+            gone, failed = True, SessidxError(cannot_write(exc))
 
     write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
@@ -529,7 +493,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
         return _content_index_progress(env, out, what)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, scope = _picker_filters(env)
+    content_mode, app, scope = picker_filters(env)
     if what == "scope":
         scope = _NEXT_SCOPE[scope]
     here = os.environ.get("PWD")
@@ -552,7 +516,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
     return ExitCode.OK
 
 
-def _picker_filters(env: Env) -> tuple[bool, str | None, str | None]:
+def picker_filters(env: Env) -> tuple[bool, str | None, str | None]:
     """(content mode, app, scope) as fzf's prompt holds them; an app not known is none."""
     content_mode, app, scope = render.prompt_state(env.get("FZF_PROMPT"))
     return content_mode, app if app in APPS else None, scope
@@ -575,7 +539,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     index; the list never waits."""
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, scope = _picker_filters(env)
+    content_mode, app, scope = picker_filters(env)
     if content_mode:
         from sessidx.querywords import parse
 
@@ -591,7 +555,8 @@ def _switch_mode(env: Env, out: Out) -> int:
         return ExitCode.OK
     start_refresh(env)
     from sessidx.content.store import wait_for_indexer
-    from sessidx.picker import _sh_quote, self_command
+    from sessidx.picker import self_command
+    from sessidx.quoting import sh_quote
 
     indexer = wait_for_indexer(env, seconds=0)
     if indexer is None or indexer.stalled:
@@ -603,7 +568,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     # prompt and header say content mode once that list is up (index-start, in the background);
     # the search runs when the index is done (index-wait, index-done).
     out(f"rebind(change)+disable-search+bg-transform({self_command()} cycle index-start)"
-        f"+reload:printf '%s\\n' {_sh_quote(render.content_header())}")
+        f"+reload:printf '%s\\n' {sh_quote(render.content_header())}")
     return ExitCode.OK
 
 
@@ -624,7 +589,7 @@ def _content_index_progress(env: Env, out: Out, what: str) -> int:
     from sessidx.content.store import wait_for_indexer
     from sessidx.picker import CONTENT_HEADER, self_command
 
-    content_mode, app, scope = _picker_filters(env)
+    content_mode, app, scope = picker_filters(env)
     if what == "index-start":  # just after Ctrl-F: the prompt is still the titles' one
         out(f"change-prompt({render.prompt_of(True, app, scope)})+change-header({CONTENT_HEADER}\n"
             f"{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
@@ -648,11 +613,7 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
-    if ident.startswith("@"):
-        from sessidx import remote
-
-        return remote.copy(env, out, ident, detect_shell(shell, env.vars))
-    _, plan = local.plan_for(env, ident, allow_permissive=False, fresh=False)
+    plan = place_of(env, ident).plan(ident)
     line = plan.shell_line(detect_shell(shell, env.vars))
     how = to_clipboard(line)
     out(f"change-header:copied ({how}): {render.clean(line)}")
@@ -670,13 +631,8 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
     if ident is None:
         out(held_action(allow_permissive))
         return ExitCode.OK
-    if ident.startswith("@"):
-        from sessidx import remote
-
-        return remote.check(env, out, ident, allow_permissive)
     try:
-        _, plan = local.plan_for(env, ident, allow_permissive, fresh=False)
-        reason = plan.error
+        reason = place_of(env, ident).plan(ident, allow_permissive).error  # a host's: made there
     except SessidxError as exc:
         reason = str(exc)
     out(refusal_action(reason) if reason else accept_action(ident, allow_permissive))
@@ -687,4 +643,25 @@ def init(env: Env, out: Out, shell: str | None, key: str | None, bind: bool) -> 
     from sessidx.shells import detect_shell, init_script
 
     sys.stdout.write(init_script(detect_shell(shell, env.vars), key, bind))
+    return ExitCode.OK
+
+
+def host_notes(env: Env) -> list[str]:
+    """What each host's last refresh left to say (it did not answer, ...), for the header."""
+    from sessidx.hosts import configured, read_cache
+
+    return [n for h in configured(env)[0] if (n := read_cache(env, h).note)]
+
+
+def fzf_redraw(env: Env, out: Out) -> int:
+    """After the background refresh: the header names every host that did not answer (in the
+    mode's header). The list itself is reloaded by the load binding's `reload-sync`, which
+    waits for this refresh (`hosts.wait_for_refresh`): fzf 0.67 does not run a `reload` that
+    a bg-transform returns (it spins and never starts the command)."""
+    from sessidx.picker import CONTENT_HEADER, HEADER
+
+    content_mode, _, _ = picker_filters(env)
+    notes = host_notes(env)
+    header = (CONTENT_HEADER if content_mode else HEADER) + "".join(f"\n{render.clean(n)}" for n in notes)
+    out(f"change-header:{header}")  # the `:` form: a note may hold a parenthesis, which would end `(...)`
     return ExitCode.OK

@@ -96,3 +96,35 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
             return stats
         finally:
             write_progress(env, None)
+
+
+class ThisMachine:
+    """This machine as a place (where.Place): its index, its plans, its content index."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def sessions(self) -> list[Session]:
+        """Every session, newest first, archived ones too."""
+        return list(listing(self.env, announce=False).sessions)
+
+    def session(self, key: str) -> Session:
+        return plan_for(self.env, key, allow_permissive=False, fresh=False, wait_for_cli=False)[0]
+
+    def plan(self, key: str, allow_permissive: bool = False, fresh: bool = False) -> Plan:
+        """`fresh`: what changed re-read first (a resume acts on it); else the cache answers."""
+        return plan_for(self.env, key, allow_permissive, fresh)[1]
+
+    def search(self, query: str, app: str | None = None, limit: int = 50) -> list[tuple[float, Session, str]]:
+        """(score, session, snippet) of the sessions that said it, best first, after a refresh."""
+        from sessidx.content import query as content_query
+        from sessidx.content import store
+
+        refresh_content(self.env, db := store.open_index(self.env))
+        return [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
+
+    def preview(self, out: Callable[[str], None], key: str, shell: str) -> int:
+        from sessidx.preview import show  # what a move shows, however the session was found
+
+        session, plan = plan_for(self.env, key, allow_permissive=False, fresh=False, wait_for_cli=False)
+        return show(self.env, out, session, plan, shell)

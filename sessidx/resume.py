@@ -22,10 +22,15 @@ from sessidx.quoting import cd_and_run
 from sessidx.readers import git_branch
 from sessidx.refusals import Refusal, after_plan, before_plan
 
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class Plan:
-    """What Enter would do for one session. (Not a dataclass: importing `dataclasses` costs
-    the preview, which runs on every arrow key, a tenth of its time.)"""
+    """What Enter would do for one session, here or on an SSH host (made there, and checked:
+    remote.HostPlace). (Not a dataclass: importing `dataclasses` costs the preview, which runs
+    on every arrow key, a tenth of its time.)"""
 
     def __init__(self, app: str, id: str, cwd: str | None, argv: list[str], branch_recorded: str | None,
                  branch_current: str | None, held_back: list[HeldBack] | None = None,
@@ -41,6 +46,8 @@ class Plan:
         self.refusal: Refusal | None = None  # why it must not run at all (refusals.py)
         self.error: str | None = None  # the refusal's reason
         self.branch_differs = False  # runs only once the person agreed
+        self.host: str | None = None  # an SSH host's plan (made there): its name
+        self.line_for: Callable[[str], str] | None = None  # a host's: the `ssh -t` line for a shell
 
     @property
     def ok(self) -> bool:
@@ -64,7 +71,14 @@ class Plan:
     def shell_line(self, shell: str) -> str:
         if self.cwd is None:
             raise SessidxError(f"{self.app} session {self.id} has no recorded folder")
+        if self.line_for is not None:
+            return self.line_for(shell)
         return cd_and_run(self.cwd, self.argv, shell)
+
+    @property
+    def where(self) -> str:
+        """` on HOST` for a host's plan, for the messages that name the session."""
+        return f" on {self.host}" if self.host else ""
 
 
 def current_branch(cwd: str) -> str | None:
