@@ -229,7 +229,7 @@ def _quiet_stdout() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _standard_streams() -> None:
+def standard_streams() -> None:
     """Make fds 0-2 usable and sys.stdout/stderr real: `sessidx list >&-` or `2>&-` must neither
     crash nor, worse, send a message meant for stderr to stdout, which the shell function runs."""
     for fd in (0, 1, 2):
@@ -274,7 +274,7 @@ def run() -> None:
     (no atexit handlers, no temp files left open). In-process callers use `main`.
     """
     _utf8_mode()
-    _standard_streams()
+    standard_streams()
     try:
         code = main()
     except SystemExit as exc:  # argparse's --help, --version and usage errors

@@ -108,8 +108,8 @@ if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's p
     from sessidx.hostside import serve_rows
     code = serve_rows(sys.argv[2:3])
 else:
-    from sessidx.cli import _standard_streams, main
-    _standard_streams()
+    from sessidx.cli import standard_streams, main
+    standard_streams()
     code = main()
 sys.stdout.flush()
 os._exit(code)
