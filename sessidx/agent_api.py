@@ -15,10 +15,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessidx import keys
 from sessidx.config import Env
 from sessidx.errors import SessidxError
 from sessidx.model import Session
 from sessidx.redact import mask
+from sessidx.where import place_of
 
 # The adapter: every call this module and export.py make to find sessions and read them -----------
 
@@ -96,39 +98,16 @@ class Sessions:
     def session(self, key: str) -> Session:
         """The session of a key the other answers gave (`app:id`, `@host/app:id`), or of a
         unique id prefix of this machine's."""
-        from sessidx.hosts import host_named, read_cache, split_key
-
-        if key.startswith("@"):
-            parts = split_key(key)
-            if parts is None:
-                raise SessidxError(f"not a session id: {key!r}")
-            host = host_named(self.env, parts[0])
-            found = next((s for s in read_cache(self.env, host).sessions if (s.app, s.id) == parts[1:]), None)
-            if found is None:
-                raise SessidxError(f"no session {key!r} in what {host.name} sent last")
-            return found
-        from sessidx.search import resolve
-
-        return resolve(self.local(), key)
+        return place_of(self.env, key).session(key)
 
     def plan(self, key: str, allow_permissive: bool = False) -> Planned:
         from sessidx.shells import detect_shell
 
         shell = detect_shell(None, self.env.vars)
-        if key.startswith("@"):
-            from sessidx.remote import plan
-
-            self.session(key)  # one the host sent: no ssh to a name made up
-            made = plan(self.env, key, shell, allow_permissive)
-            data: dict[str, Any] = made.data
-            return Planned(key, made.host.name, data["cwd"], data["argv"], made.line, shell, made.error,
-                           data["branch"]["recorded"], data["branch"]["current"], made.branch_differs,
-                           [(h["flag"], h["reason"]) for h in data["held_back"]], list(data["warnings"]))
-        from sessidx.resume import make_plan
-
-        session = self.session(key)
-        p = make_plan(session, self.env, allow_permissive)
-        return Planned(session.key, None, p.cwd, p.argv, p.shell_line(shell) if p.cwd else None, shell, p.error,
+        self.session(key)  # one a host sent, or this machine has: no ssh to a name made up
+        p = place_of(self.env, key).plan(key, allow_permissive)
+        return Planned(keys.host_key(p.host, p.app, p.id) if p.host else f"{p.app}:{p.id}", p.host, p.cwd, p.argv,
+                       p.shell_line(shell) if p.cwd else None, shell, p.error,
                        p.branch_recorded, p.branch_current, p.branch_differs,
                        [(h.flag, h.reason) for h in p.held_back], list(p.warnings))
 
@@ -162,9 +141,9 @@ class Sessions:
 
     def _search_here(self, query: str, app: str | None, limit: int, since: int | None,
                      until: int | None) -> list[Found]:
-        from sessidx.commands import refresh_content
         from sessidx.content import query as content_query
         from sessidx.content import store
+        from sessidx.local import refresh_content
 
         try:
             db = store.open_index(self.env)
@@ -181,7 +160,7 @@ class Sessions:
         """The session and its whole conversation, (role, text), role `user`, `assistant` or
         `tool` (a call's command or path, an output's gist), secrets masked."""
         session = self.session(key)
-        if key.startswith("@"):
+        if keys.on_host(key):
             return session, self._said_on_host(session)
         from sessidx.apps import app_named
         from sessidx.conversation import by_records, messages_from, transcript_of

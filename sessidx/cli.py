@@ -3,7 +3,7 @@
 The start-up boundary. These commands run on a key press, a new process each time, so what
 they import is most of their time (fzf itself starts in a few milliseconds):
 
-    sessidx pick                 the key press (the shell widgets)
+    sessidx pick                 the key press (the shell widgets): keypress.pick
     sessidx lines                fzf's reload: the fresh list under the kept rows
     sessidx lines --content Q    each keystroke in content mode (Ctrl-F)
     sessidx preview --shell S ID each move in the picker
@@ -34,7 +34,7 @@ import os
 import sys
 
 from sessidx.config import current_env
-from sessidx.errors import Cancelled, ExitCode, SessidxError
+from sessidx.errors import Cancelled, ExitCode, SessidxError, cannot_write
 
 TYPE_CHECKING = False  # the start-up boundary: see above
 if TYPE_CHECKING:
@@ -122,11 +122,7 @@ def _out(line: str) -> None:
     except BrokenPipeError:
         raise
     except OSError as exc:  # a full disk (`> /dev/full`), an I/O error: one line, exit 1
-        raise SessidxError(_cannot_write(exc)) from None
-
-
-def _cannot_write(exc: OSError) -> str:
-    return f"cannot write the output ({exc.strerror or exc})"
+        raise SessidxError(cannot_write(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return feed(env, _out, args.content)
         if args.command in (None, "pick"):
-            from sessidx.picker import pick  # the key press: kept rows, no index, when it can
+            from sessidx.keypress import pick  # the key press: kept rows, no index, when it can
 
             return pick(env, _out, query=getattr(args, "query", None), shell=getattr(args, "shell", None))
         if args.command == "hosts" and args.refresh and args.fzf:  # the picker's background refresh
@@ -152,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "preview":
             from sessidx.preview import preview  # a move in the picker: one app module, not `commands`
 
-            return preview(env, _out, ident=args.id, shell=args.shell)
+            if (shown := preview(env, _out, ident=args.id, shell=args.shell)) is not None:
+                return shown
         if getattr(args, "kept", False):
             from sessidx.content.kept import search_kept  # nothing changed: no listing, not `commands`
 
@@ -174,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sessidx import remote
 
             if args.fzf_redraw:
-                return remote.fzf_redraw(env, _out)
+                return commands.fzf_redraw(env, _out)
             return remote.hosts_command(env, _out, args.refresh, args.fzf)
         if args.command in ("list", "find"):
             return commands.list_sessions(env, _out, query=args.query, app=args.app, as_json=args.json,
@@ -202,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.cycle(env, _out, args.what, args.id)
         if args.command == "copy":
             return commands.copy(env, _out, ident=args.id, shell=args.shell)
+        if args.command == "preview":  # the long way: a host's session, a short id, one not cached yet
+            return commands.preview(env, _out, ident=args.id, shell=args.shell)
         if args.command == "check":
             return commands.check(env, _out, ident=args.id, allow_permissive=args.allow_permissive)
         if args.command == "export":
@@ -233,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # `> /dev/full`, an I/O error: one line, never a traceback
         from sessidx.render import warn
 
-        warn(_cannot_write(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}")
+        warn(cannot_write(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}")
         return ExitCode.ERROR
 
 
@@ -263,7 +262,7 @@ def _quiet_stdout() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _standard_streams() -> None:
+def standard_streams() -> None:
     """Make fds 0-2 usable and sys.stdout/stderr real: `sessidx list >&-` or `2>&-` must neither
     crash nor, worse, send a message meant for stderr to stdout, which the shell function runs."""
     for fd in (0, 1, 2):
@@ -308,7 +307,7 @@ def run() -> None:
     (no atexit handlers, no temp files left open). In-process callers use `main`.
     """
     _utf8_mode()
-    _standard_streams()
+    standard_streams()
     try:
         code = main()
     except SystemExit as exc:  # argparse's --help, --version and usage errors
@@ -322,6 +321,6 @@ def run() -> None:
             if stream is sys.stdout:
                 from sessidx.render import warn
 
-                warn(_cannot_write(exc))
+                warn(cannot_write(exc))
                 code = ExitCode.ERROR
     os._exit(code)

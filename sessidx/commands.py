@@ -1,7 +1,8 @@
-"""The commands: plain functions over the index that return an exit code; printing at the edges.
+"""The commands: plain functions that return an exit code, printing at the edges.
 
-`list` runs on a key press, so what only planning needs (subprocess, git, quoting) is
-imported inside the functions that plan, not here.
+A session's key goes to the place that holds it (where.place_of: this machine or a host), so no
+command here knows the `@host/` form or imports the host code. `list` runs on a key press, so
+what only planning needs (subprocess, git, quoting) is imported inside the functions that plan.
 """
 
 from __future__ import annotations
@@ -10,21 +11,20 @@ import os
 import sys
 import time
 
-from sessidx import render
+from sessidx import local, render
 from sessidx.apps import APPS, HOME_VARS
 from sessidx.config import Env
-from sessidx.errors import Cancelled, ExitCode, SessidxError
+from sessidx.errors import Cancelled, ExitCode, SessidxError, cannot_write
 from sessidx.index import (
     Index,
-    cache_path,
-    cached_session,
     from_cache,
     load,
     mark_first_press,
-    wait_for_first_press,
 )
 from sessidx.model import Session
-from sessidx.readers import git_branch, git_common_dir
+from sessidx.readers import git_common_dir
+from sessidx.refusals import refusals, row_marks
+from sessidx.where import place_of
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -36,40 +36,14 @@ if TYPE_CHECKING:
     Out = Callable[[str], None]  # where a command's lines go
 
 
-DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
 INDEXING_NOTE = "indexing your sessions for the first time: they appear here in a moment"
-
-
-def _index(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
-    index = load(env, APPS.values(), refresh)
-    if index.demo and announce:
-        render.warn(DEMO_NOTE)
-    if verbose:
-        for problem in index.problems:
-            render.warn(problem)
-    return index
-
-
-def _check_app(app: str | None) -> None:
-    if app is not None and app not in APPS:
-        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
-
-
-def _select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:
-    _check_app(app)
-    chosen = [s for s in sessions if (app is None or s.app == app) and (archived or not s.archived)]
-    if not query:
-        return chosen
-    from sessidx.search import find
-
-    return find(chosen, query)
 
 
 def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None = None,
                   as_json: bool = False, archived: bool = False, verbose: bool = False,
                   since: str | None = None, until: str | None = None) -> int:
-    index = _index(env, verbose=verbose)
-    sessions = _select(index.sessions, query, app, archived)
+    index = local.listing(env, verbose=verbose)
+    sessions = local.select(index.sessions, query, app, archived)
     if since or until:
         from sessidx.when import bounds, within
 
@@ -79,10 +53,13 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
     if not sessions:
         render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
                     else _nothing_found(index))
+    refused = refusals(env, sessions)  # what Enter would refuse, and why: the same checks as Enter's
     if as_json:
-        lines = [render.json_line(s.to_json()) for s in sessions]
+        lines = [render.json_line({**s.to_json(), "refused": r.to_json() if (r := refused.get(s.key)) else None})
+                 for s in sessions]
     else:
-        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
+        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
+                             marks={key: r.mark for key, r in refused.items()})
     _emit(out, lines)
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
 
@@ -107,7 +84,7 @@ def _emit(out: Out, lines: list[str]) -> None:
 
 
 def build(env: Env, out: Out, verbose: bool = False) -> int:
-    index = _index(env, verbose=verbose)
+    index = local.listing(env, verbose=verbose)
     live = [s for s in index.sessions if not s.archived]
     timings = "  ".join(f"{name} {ms:.0f} ms" for name, ms in index.timings_ms.items())
     out(f"{len(live)} sessions  {timings}")
@@ -116,65 +93,10 @@ def build(env: Env, out: Out, verbose: bool = False) -> int:
     return ExitCode.OK
 
 
-def _plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
-              wait_for_cli: bool = True) -> tuple[Session, Plan]:
-    """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
-    otherwise the cache answers, and is refreshed only if it does not know the id yet."""
-    from sessidx.resume import make_plan
-    from sessidx.search import resolve
-
-    if not fresh and ":" in ident and (found := cached_session(env, ident)) is not None:  # the picker's `app:id`
-        return found, make_plan(found, env, allow_permissive, wait_for_cli)
-    if not fresh and ":" in ident and wait_for_first_press(env) and (found := cached_session(env, ident)):
-        return found, make_plan(found, env, allow_permissive, wait_for_cli)  # the first press's index
-    try:
-        session = resolve(_index(env, refresh=fresh, announce=False).sessions, ident)
-    except SessidxError:
-        if fresh:
-            raise
-        session = resolve(_index(env, announce=False).sessions, ident)
-    return session, make_plan(session, env, allow_permissive, wait_for_cli)
-
-
 def preview(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
 
-    if ident.startswith("@"):  # a session on an SSH host: `@host/app:id`
-        from sessidx import remote
-
-        return remote.preview(env, out, ident, detect_shell(shell, env.vars))
-    session, plan = _plan_for(env, ident, allow_permissive=False, fresh=False, wait_for_cli=False)
-    from sessidx.preview import show  # what a move shows, however the session was found
-
-    return show(env, out, session, plan, shell)
-
-
-def _best_hit(env: Env, session: Session, query: str, width: int) -> list[str]:
-    """Content mode: the message of this session that best matches the query, words marked."""
-    from sessidx.content import query as content_query
-    from sessidx.content.store import DatabaseError, open_index
-
-    words, snippet_width = content_query.words_of(query), 3 * max(20, width - 6)
-    try:
-        db = open_index(env)
-        if rows := content_query.session_matches(db, query, session.key):  # Alt-N / Alt-P step through them
-            at = (_match_number(env) - 1) % len(rows)
-            said = content_query.session_match(db, query, session, rows[at], snippet_width)
-            title = "best match" if at == 0 else f"match {at + 1} of {len(rows)}"
-            return render.conversation([said], width, words, title=title + (" · Alt-N next" if len(rows) > 1 else ""))
-        found = content_query.search(db, query, session_key=session.key, limit=1, snippet_width=snippet_width)
-    except (SessidxError, DatabaseError):  # off, or damaged: the preview goes on without it
-        return []
-    if not found:
-        return []
-    return render.conversation([(found[0].role, found[0].snippet)], width, words, title="best match")
-
-
-def _match_number(env: Env) -> int:
-    """Which match the preview shows, 1 the best: fzf's preview label, ` match N of M `, that
-    Alt-N and Alt-P set (`cycle match`) and moving to another session clears."""
-    label = (env.get("FZF_PREVIEW_LABEL") or "").split()
-    return int(label[1]) if len(label) == 4 and label[0] == "match" and label[1].isdigit() else 1
+    return place_of(env, ident).preview(out, ident, detect_shell(shell, env.vars))
 
 
 def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
@@ -182,6 +104,7 @@ def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
     the query in this session (fzf then redraws the preview); nothing in titles mode."""
     from sessidx.content import query as content_query
     from sessidx.content.store import DatabaseError, open_index
+    from sessidx.preview import match_number
 
     query = env.get("FZF_QUERY") or ""
     if not ident or not render.prompt_state(env.get("FZF_PROMPT"))[0] or not query.strip():
@@ -191,20 +114,20 @@ def _step_match(env: Env, out: Out, ident: str | None, step: int) -> int:
         count = len(content_query.session_matches(open_index(env), query, ident))
     except (SessidxError, DatabaseError):
         count = 0
-    out(f" match {(_match_number(env) - 1 + step) % count + 1} of {count} " if count > 1 else "")
+    out(f" match {(match_number(env) - 1 + step) % count + 1} of {count} " if count > 1 else "")
     return ExitCode.OK
 
 
 def _confirmed(plan: Plan, yes: bool) -> Plan:
     """Refuse what must not run; ask about a branch change unless --yes."""
     if plan.error:
-        raise SessidxError(f"not resuming {plan.app} session {plan.id[:8]}: {plan.error}")
+        raise SessidxError(f"not resuming {plan.app} session {plan.id[:8]}{plan.where}: {plan.error}")
     if plan.branch_differs and not yes:
         from sessidx.terminal import ask_yes_no
 
         question = (
-            f"sessidx: {plan.app} session {plan.id[:8]} was on branch {plan.branch_recorded!r}, "
-            f"the folder is now on {plan.branch_current!r}. Resume anyway?"
+            f"sessidx: {plan.app} session {plan.id[:8]}{plan.where} was on branch {plan.branch_recorded!r}, "
+            f"the folder{' there' if plan.host else ''} is now on {plan.branch_current!r}. Resume anyway?"
         )
         if not ask_yes_no(question):
             raise Cancelled()
@@ -219,13 +142,11 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
         from sessidx.picker import same_row
 
         same_row(checked, ident)
-    if ident.startswith("@"):  # planned on the host, run here through `ssh -t`
-        from sessidx import remote
-
-        return remote.resume(env, out, ident, detect_shell(shell, env.vars), as_json, allow_permissive, yes)
-    _, plan = _plan_for(env, ident, allow_permissive, fresh=True)
+    plan = place_of(env, ident).plan(ident, allow_permissive, fresh=True)  # a host's: made there
     if as_json:
-        out(render.json_line(plan.to_json()))
+        # a host's plan also says which host, and the line run here (`ssh -t HOST -- ...`)
+        out(render.json_line(plan.to_json() | ({"host": plan.host, "line": plan.shell_line(detect_shell(
+            shell, env.vars)) if plan.cwd else None} if plan.host else {})))
         return ExitCode.OK if plan.ok or (yes and plan.error is None) else ExitCode.ERROR
     for held in plan.held_back:
         render.warn(f"held back {held.flag}: {held.reason}")
@@ -234,7 +155,7 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 
 
 def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
-    """The picker without kept rows (picker.pick tries those first): from the index cache, or
+    """The picker without kept rows (keypress.pick tries those first): from the index cache, or
     on the first press ever an empty frame that the rows stream into."""
     from sessidx.picker import fzf_binary, has_tty, run_fzf, terminal_size
     from sessidx.shells import detect_shell
@@ -256,14 +177,14 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
         # rows stream in newest first; the note leaves when they are all in.
         lines, note = _stream_into_pipe(env, width), INDEXING_NOTE
     else:
-        index = first if first and first.sessions else _index(env, announce=False)  # demo note: fzf's header
+        index = first if first and first.sessions else local.listing(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
         if hosts:  # what each host sent last, at once; fzf refreshes them in the background
             sessions = _with_hosts(env, sessions)
         if not sessions:
             raise SessidxError(_nothing_found(index))
         lines = render.picker_lines(sessions, here=os.environ.get("PWD"), width=width)
-        note = DEMO_NOTE if index.demo else None
+        note = local.DEMO_NOTE if index.demo else None
     fzf = fzf_binary(env.get("SESSIDX_FZF"))
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     try:
@@ -353,7 +274,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
 
     words = parse(env.get("FZF_QUERY"))  # `app:` and `since:` typed in the query (fzf's reloads pass it)
     if app is None and scope is None and words.filtering:  # a keystroke's reload: Ctrl-A/Ctrl-S's are in the prompt
-        _, app, scope = _picker_filters(env)
+        _, app, scope = picker_filters(env)
     if app is not None or scope is not None or index.demo or words.filtering:
         chosen = _in_scope([s for s in sessions if (app is None or s.app == app)
                             and (words.apps is None or s.app in words.apps)
@@ -392,60 +313,6 @@ def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) 
     return cwds
 
 
-class _UnknownCli:
-    """The CLI as the marks see it: not probed (that runs `--help`, and loads subprocess into a
-    feed). A refusal rests on what was recorded, not on the installed CLI's flags; Enter makes
-    the full plan again."""
-
-    found = known = pending = False
-    version: str | None = None
-
-    def has(self, flag: str) -> bool:
-        return False
-
-    def said(self) -> str:
-        return ""
-
-    def accepts(self, flag: str, value: str) -> bool:
-        return False
-
-    def version_at_least(self, *wanted: int) -> bool | None:
-        return None
-
-
-_UNKNOWN_CLI = _UnknownCli()
-
-
-def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
-    """Why Enter would refuse each session, or ask first, in a few words (`✗ folder gone`,
-    `✗ loose mode`, `⎇ now main`), by the checks a resume makes, in its order: the app's own
-    plan (without probing the CLI), the folder, the branch. One look per
-    distinct folder, not per session; made by the feeds, never on the first screen."""
-    folders = {s.cwd for s in sessions if s.cwd}
-    gone = {cwd for cwd in folders if not os.path.isdir(cwd)}
-    branch_now = {cwd: branch for cwd in folders - gone if (branch := git_branch(cwd))}
-    marks: dict[str, str] = {}
-    for s in sessions:
-        app = APPS.get(s.app)
-        if app is None:
-            continue
-        try:
-            decided = app.plan(s, _UNKNOWN_CLI, False, env)
-        except Exception:  # a plan that cannot be made here is made again, and reported, on Enter
-            continue
-        if decided.refusal:
-            marks[s.key] = render.refusal_mark(decided.refusal_mark or "refused")
-        elif s.archived:
-            marks[s.key] = render.refusal_mark(render.MARK_ARCHIVED)
-        elif not s.cwd:
-            marks[s.key] = render.refusal_mark(render.MARK_NO_FOLDER)
-        elif s.cwd in gone:
-            marks[s.key] = render.refusal_mark(render.MARK_FOLDER_GONE)
-        elif s.branch and (now := branch_now.get(s.cwd)) and now != s.branch:
-            marks[s.key] = render.branch_mark(now)
-    return marks
-
-
 def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Callable[[], None] | None = None) -> int:
     """The first press ever (no cache yet): the sessions go to fzf as they are read, newest
     first across every app (index.build lists every source first, then parses newest first),
@@ -471,9 +338,7 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
         except SessidxError as exc:
             gone, failed = True, exc
         except OSError as exc:  # the flush of a full disk
-            from sessidx.cli import _cannot_write
-
-            gone, failed = True, SessidxError(_cannot_write(exc))
+            gone, failed = True, SessidxError(cannot_write(exc))
 
     write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
@@ -532,37 +397,6 @@ def _stream_into_pipe(env: Env, width: int) -> int:
         os._exit(0)
 
 
-def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
-                    announce: bool = False) -> dict[str, int] | None:
-    """Bring the content index up to date; None when another sessidx is doing it right now."""
-    from sessidx.content.reading import refresh
-    from sessidx.content.store import Busy, lock, write_progress
-
-    try:
-        held = lock(env)
-    except Busy:
-        return None
-    from sessidx.content.kept import keep
-    from sessidx.content.unchanged import listing_stamp, remember, unchanged
-    from sessidx.freshness import Watch
-
-    with held:
-        with Watch(env) as watch:  # what the listing looks at: the next search checks it alone
-            index = _index(env, announce=announce)
-        sessions = index.sessions
-        stamp = listing_stamp(listing := cache_path(env))
-        if unchanged(db, stamp):  # no session changed since the last complete refresh
-            keep(db, watch, index, listing, stamp)
-            return {"sources": 0, "unchanged": len(sessions)}
-        try:
-            stats = refresh(db, sessions, report)
-            remember(db, stamp, len(sessions), stats)
-            keep(db, watch, index, listing, stamp if unchanged(db, stamp) else None)
-            return stats
-        finally:
-            write_progress(env, None)
-
-
 def _progress_bar(progress: Any) -> None:
     """One line on stderr, redrawn: sources and MB done, and what is left."""
     done_mb, total_mb = progress.done_bytes / 2**20, progress.total_bytes / 2**20
@@ -584,7 +418,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     if drop:
         render.warn("content index deleted" if store.drop(env) else "there was no content index")
         return ExitCode.OK
-    _check_app(app)
+    local.check_app(app)
     from sessidx.when import bounds
 
     low, high = bounds(since, until)  # a date it cannot read says so before any indexing
@@ -600,7 +434,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
     interrupted = failed = False
     try:
         try:
-            done = refresh_content(env, db, report, announce=not refresh_only)
+            done = local.refresh_content(env, db, report, announce=not refresh_only)
         except store.DatabaseError as exc:
             if isinstance(exc, store.OperationalError):  # disk full, I/O: what is indexed still answers
                 raise
@@ -608,7 +442,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
             store.drop(env)
             notes.append(f"the content index could not be used ({exc}): made again")
             db = store.open_index(env, notes)
-            done = refresh_content(env, db, report, announce=not refresh_only)
+            done = local.refresh_content(env, db, report, announce=not refresh_only)
     except KeyboardInterrupt:
         done, interrupted = None, True
     except store.OperationalError as exc:
@@ -638,7 +472,7 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         if verbose:
             render.warn(f"the content index could not be used ({exc}): made again")
         db = store.open_index(env, [])
-        refresh_content(env, db, report, announce=not refresh_only)
+        local.refresh_content(env, db, report, announce=not refresh_only)
         hits = content_query.search(db, query or "", app, limit, since=low, until=high)
     from sessidx.content.kept import show
 
@@ -659,12 +493,12 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
         return _content_index_progress(env, out, what)
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, scope = _picker_filters(env)
+    content_mode, app, scope = picker_filters(env)
     if what == "scope":
         scope = _NEXT_SCOPE[scope]
     here = os.environ.get("PWD")
     counts: dict[str, int] = {}
-    listed = [s for s in _index(env, refresh=False, announce=False).sessions if not s.archived]
+    listed = [s for s in local.listing(env, refresh=False, announce=False).sessions if not s.archived]
     for s in _in_scope(listed, scope, here) if scope is not None else _with_hosts(env, listed):
         counts[s.app] = counts.get(s.app, 0) + 1
     if what in ("app", "app-back"):
@@ -682,7 +516,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
     return ExitCode.OK
 
 
-def _picker_filters(env: Env) -> tuple[bool, str | None, str | None]:
+def picker_filters(env: Env) -> tuple[bool, str | None, str | None]:
     """(content mode, app, scope) as fzf's prompt holds them; an app not known is none."""
     content_mode, app, scope = render.prompt_state(env.get("FZF_PROMPT"))
     return content_mode, app if app in APPS else None, scope
@@ -705,7 +539,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     index; the list never waits."""
     from sessidx.picker import CONTENT_HEADER, HEADER
 
-    content_mode, app, scope = _picker_filters(env)
+    content_mode, app, scope = picker_filters(env)
     if content_mode:
         from sessidx.querywords import parse
 
@@ -721,7 +555,8 @@ def _switch_mode(env: Env, out: Out) -> int:
         return ExitCode.OK
     start_refresh(env)
     from sessidx.content.store import wait_for_indexer
-    from sessidx.picker import _sh_quote, self_command
+    from sessidx.picker import self_command
+    from sessidx.quoting import sh_quote
 
     indexer = wait_for_indexer(env, seconds=0)
     if indexer is None or indexer.stalled:
@@ -733,7 +568,7 @@ def _switch_mode(env: Env, out: Out) -> int:
     # prompt and header say content mode once that list is up (index-start, in the background);
     # the search runs when the index is done (index-wait, index-done).
     out(f"rebind(change)+disable-search+bg-transform({self_command()} cycle index-start)"
-        f"+reload:printf '%s\\n' {_sh_quote(render.content_header())}")
+        f"+reload:printf '%s\\n' {sh_quote(render.content_header())}")
     return ExitCode.OK
 
 
@@ -754,7 +589,7 @@ def _content_index_progress(env: Env, out: Out, what: str) -> int:
     from sessidx.content.store import wait_for_indexer
     from sessidx.picker import CONTENT_HEADER, self_command
 
-    content_mode, app, scope = _picker_filters(env)
+    content_mode, app, scope = picker_filters(env)
     if what == "index-start":  # just after Ctrl-F: the prompt is still the titles' one
         out(f"change-prompt({render.prompt_of(True, app, scope)})+change-header({CONTENT_HEADER}\n"
             f"{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
@@ -778,11 +613,7 @@ def copy(env: Env, out: Out, ident: str, shell: str | None) -> int:
     from sessidx.shells import detect_shell
     from sessidx.terminal import copy as to_clipboard
 
-    if ident.startswith("@"):
-        from sessidx import remote
-
-        return remote.copy(env, out, ident, detect_shell(shell, env.vars))
-    _, plan = _plan_for(env, ident, allow_permissive=False, fresh=False)
+    plan = place_of(env, ident).plan(ident)
     line = plan.shell_line(detect_shell(shell, env.vars))
     how = to_clipboard(line)
     out(f"change-header:copied ({how}): {render.clean(line)}")
@@ -800,13 +631,8 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
     if ident is None:
         out(held_action(allow_permissive))
         return ExitCode.OK
-    if ident.startswith("@"):
-        from sessidx import remote
-
-        return remote.check(env, out, ident, allow_permissive)
     try:
-        _, plan = _plan_for(env, ident, allow_permissive, fresh=False)
-        reason = plan.error
+        reason = place_of(env, ident).plan(ident, allow_permissive).error  # a host's: made there
     except SessidxError as exc:
         reason = str(exc)
     out(refusal_action(reason) if reason else accept_action(ident, allow_permissive))
@@ -817,4 +643,25 @@ def init(env: Env, out: Out, shell: str | None, key: str | None, bind: bool) -> 
     from sessidx.shells import detect_shell, init_script
 
     sys.stdout.write(init_script(detect_shell(shell, env.vars), key, bind))
+    return ExitCode.OK
+
+
+def host_notes(env: Env) -> list[str]:
+    """What each host's last refresh left to say (it did not answer, ...), for the header."""
+    from sessidx.hosts import configured, read_cache
+
+    return [n for h in configured(env)[0] if (n := read_cache(env, h).note)]
+
+
+def fzf_redraw(env: Env, out: Out) -> int:
+    """After the background refresh: the header names every host that did not answer (in the
+    mode's header). The list itself is reloaded by the load binding's `reload-sync`, which
+    waits for this refresh (`hosts.wait_for_refresh`): fzf 0.67 does not run a `reload` that
+    a bg-transform returns (it spins and never starts the command)."""
+    from sessidx.picker import CONTENT_HEADER, HEADER
+
+    content_mode, _, _ = picker_filters(env)
+    notes = host_notes(env)
+    header = (CONTENT_HEADER if content_mode else HEADER) + "".join(f"\n{render.clean(n)}" for n in notes)
+    out(f"change-header:{header}")  # the `:` form: a note may hold a parenthesis, which would end `(...)`
     return ExitCode.OK

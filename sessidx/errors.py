@@ -18,3 +18,8 @@ class SessidxError(Exception):
 
 class Cancelled(Exception):
     """The person backed out (Esc, Ctrl-C, "n"): exit 130 without a word."""
+
+
+def cannot_write(exc: OSError) -> str:
+    """The one line for output that could not be written (`> /dev/full`, an I/O error)."""
+    return f"cannot write the output ({exc.strerror or exc})"

@@ -27,6 +27,7 @@ from operator import attrgetter
 
 from sessidx import cache
 from sessidx.errors import SessidxError
+from sessidx.keys import host_key
 from sessidx.model import Session
 from sessidx.render import clean
 
@@ -216,17 +217,8 @@ class HostSession(Session):
 
     @property
     def key(self) -> str:
-        """`@host/app:id`: no local key starts with `@`, and no host name holds a `/`."""
-        return f"@{self.host}/{self.app}:{self.id}"
-
-
-def split_key(key: str) -> tuple[str, str, str] | None:
-    """(host, app, id) of a key made by HostSession.key, or None."""
-    if not key.startswith("@"):
-        return None
-    host, _, rest = key[1:].partition("/")
-    app, _, sid = rest.partition(":")
-    return (host, app, sid) if host and app and sid else None
+        """`@host/app:id` (keys.py holds the form)."""
+        return host_key(self.host, self.app, self.id)
 
 
 # The local cache of each host -----------------------------------------------------------------

@@ -18,9 +18,10 @@ from operator import attrgetter, itemgetter
 
 from sessidx import __version__, cache
 from sessidx.apps import HOME_VARS, app_named
-from sessidx.apps.base import UUID, report, take_reports
+from sessidx.apps.base import report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.freshness import watched
+from sessidx.ids import id_fits
 from sessidx.model import FIELD_COUNT, Session
 from sessidx.readers import open_regular
 
@@ -487,25 +488,6 @@ def _plain_ids(ids: list[str]) -> bool:
     elif not flat.isprintable() or " " in flat or "" in ids:
         return False
     return min(ids)[0] > "-" or not any(ident.startswith("-") for ident in ids)  # the scan only if it may
-
-
-_GRAMMARS: dict[str, Any] = {}
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def id_fits(pattern: str, ident: str) -> bool:
-    """Whether `ident` is, whole, an id of the app whose `id_pattern` this is (compiled once, on
-    first use: the warm key press compiles nothing). The commonest grammar, a UUID's, is
-    checked without `re`, whose import is a tenth of a move in the picker."""
-    if pattern == UUID:
-        parts = ident.split("-")
-        return list(map(len, parts)) == [8, 4, 4, 4, 12] and _HEX.issuperset("".join(parts))
-    compiled = _GRAMMARS.get(pattern)
-    if compiled is None:
-        import re
-
-        compiled = _GRAMMARS[pattern] = re.compile(pattern)
-    return compiled.fullmatch(ident) is not None
 
 
 def _valid(sessions: list[Session], key: str, notes: list[str], app: App) -> list[Session]:

@@ -18,7 +18,6 @@ from sessidx.render import clean, list_width, preview_window, prompt_of
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from sessidx.config import Env
 
@@ -451,15 +450,13 @@ def keep_launch(env: Env, shell: str, size: tuple[int, int], hosts: bool = False
                       "".join(f"{field}\0" for field in fields).encode("utf-8", "surrogateescape"))
 
 
-def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | None) -> int:
-    """The key press: fzf over the kept rows at once when there are some; otherwise (or with no
-    terminal) the full path through `commands`. Enter's choice is resumed by `commands`."""
+def pick_kept(env: Env, query: str | None, shell: str | None) -> tuple[str, Picked] | None:
+    """The key press: fzf over the kept rows at once when there are some, and (the shell, what
+    was picked); None when there are none, or no terminal (keypress.pick goes the full way)."""
     columns, lines = terminal_size()
     rows = first_rows(env, list_width_of(columns), os.environ.get("PWD")) if has_tty() else None
     if rows is None:
-        from sessidx import commands
-
-        return commands.pick(env, out, query, shell)
+        return None
     from sessidx.shells import detect_shell
 
     shell_name = detect_shell(shell, env.vars)
@@ -470,9 +467,7 @@ def pick(env: Env, out: Callable[[str], None], query: str | None, shell: str | N
     keep_launch(env, shell_name, (columns, lines), hosts)
     picked = run_fzf(rows, query or "", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell_name,
                      tmux=popup, size=(columns, lines), hosts=hosts)
-    from sessidx import commands
-
-    return commands.resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
+    return shell_name, picked
 
 
 def list_width_of(columns: int) -> int:

@@ -24,7 +24,7 @@ class QueryWords:
 
 
 def parse(query: str | None) -> QueryWords:
-    from sessidx.apps import _WHERE  # the registry's names, without importing an app module
+    from sessidx.apps import NAMES  # the registry's names, without importing an app module
 
     rest: list[str] = []
     words: list[str] = []
@@ -38,7 +38,7 @@ def parse(query: str | None) -> QueryWords:
             continue
         words.append(word)
         if key == "app":
-            named = frozenset(name for name in _WHERE if name.startswith(value.lower()))
+            named = frozenset(name for name in NAMES if name.startswith(value.lower()))
             apps = named if apps is None else apps & named
         elif key == "since":
             from sessidx.when import moment_ms

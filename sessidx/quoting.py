@@ -82,6 +82,11 @@ def cd_and_run(cwd: str, argv: list[str], shell: str) -> str:
     return f"{cd} cd -- {quote(cwd, shell)} && {command_line(argv, shell)}"
 
 
+def sh_quote(word: str) -> str:
+    """For sh, which runs fzf's child commands: one pair of single quotes, always."""
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
 def quote_portable(word: str) -> str:
     """One word read alike by POSIX sh (dash too: no `$'...'`) and fish: what a remote login
     shell, whichever of them it is, gets from ssh. Runs without `'` or `\\` go in single quotes

@@ -25,8 +25,9 @@ import os
 import time
 from operator import attrgetter, itemgetter
 
-from sessidx import render
-from sessidx.errors import Cancelled, ExitCode, SessidxError
+from sessidx import local, render
+from sessidx.apps.base import HeldBack
+from sessidx.errors import ExitCode, SessidxError
 from sessidx.hosts import (
     HOST_TEXT,
     Call,
@@ -40,10 +41,12 @@ from sessidx.hosts import (
     host_named,
     newest_count,
     rows_kept,
-    split_key,
     timeout,
 )
+from sessidx.keys import split_host_key
 from sessidx.model import Session
+from sessidx.refusals import MARKS, Refusal, refusals
+from sessidx.resume import Plan
 
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
@@ -108,8 +111,8 @@ if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's p
     from sessidx.hostside import serve_rows
     code = serve_rows(sys.argv[2:4])
 else:
-    from sessidx.cli import _standard_streams, main
-    _standard_streams()
+    from sessidx.cli import standard_streams, main
+    standard_streams()
     code = main()
 sys.stdout.flush()
 os._exit(code)
@@ -516,9 +519,13 @@ def _valid_plan(data: object, app: str, sid: str) -> dict[str, object] | None:
     recorded, current = branch.get("recorded"), branch.get("current")
     if not all(v is None or type(v) is str for v in (recorded, current)):
         return None
+    refused = data.get("refused")  # the host runs this code: a refusal comes with its kind
+    if (error is None) != (refused is None) or refused is not None and (
+            type(refused) is not dict or refused.get("kind") not in MARKS or refused.get("reason") != error):
+        return None
     return {"app": app, "id": sid, "cwd": cwd, "argv": argv, "error": error, "held_back": held,
             "warnings": warnings, "branch": {"recorded": recorded, "current": current},
-            "branch_differs": data.get("branch_differs", False)}
+            "branch_differs": data.get("branch_differs", False), "refused": refused}
 
 
 def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> str:
@@ -535,7 +542,7 @@ def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> 
 
 def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait: float | None = None) -> RemotePlan:
     """The host's plan for `@host/app:id`, made there (`resume --json`), and the line for here."""
-    parts = split_key(ident)
+    parts = split_host_key(ident)
     if parts is None:
         raise SessidxError(f"not a host session: {ident!r}")
     name, app, sid = parts
@@ -557,7 +564,60 @@ def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait:
     line = remote_line(env, host, cwd, data["argv"], shell) if isinstance(cwd, str) else None  # type: ignore[arg-type]
     if line is None and data["error"] is None:
         data["error"] = "the session has no recorded folder"
+        data["refused"] = {"kind": "no_folder", "reason": data["error"]}
     return RemotePlan(host, data, line)
+
+
+def as_plan(env: Env, made: RemotePlan) -> Plan:
+    """A host's checked plan as the one Plan type, its line made for whichever shell asks."""
+    data, host = made.data, made.host
+    cwd, argv, branch, refused = data["cwd"], data["argv"], data["branch"], data["refused"]
+    plan = Plan(str(data["app"]), str(data["id"]), cwd, argv, branch["recorded"], branch["current"],  # type: ignore
+                [HeldBack(h["flag"], h["reason"]) for h in data["held_back"]], list(data["warnings"]))  # type: ignore
+    plan.host, plan.error, plan.branch_differs = host.name, made.error, made.branch_differs
+    plan.refusal = Refusal(refused["kind"], refused["reason"]) if refused else None  # type: ignore
+    if isinstance(cwd, str):
+        plan.line_for = lambda shell: remote_line(env, host, cwd, argv, shell)  # type: ignore[arg-type]
+    return plan
+
+
+class HostPlace:
+    """An SSH host as a place (where.Place): its cached rows, and plans and searches made there."""
+
+    def __init__(self, env: Env, host: Host) -> None:
+        self.env, self.host = env, host
+
+    @classmethod
+    def of_key(cls, env: Env, key: str) -> HostPlace:
+        parts = split_host_key(key)
+        if parts is None:
+            raise SessidxError(f"not a host session: {key!r}")
+        return cls(env, host_named(env, parts[0]))
+
+    def sessions(self) -> list[Session]:
+        """What the host sent last (the picker refreshes it in the background)."""
+        from sessidx.hosts import read_cache
+
+        return list(read_cache(self.env, self.host).sessions)
+
+    def session(self, key: str) -> Session:
+        found = _cached_row(self.env, key)
+        if found is None:
+            raise SessidxError(f"{self.host.name} has sent no session {key!r}")
+        return found
+
+    def plan(self, key: str, allow_permissive: bool = False, fresh: bool = False) -> Plan:
+        """Made on the host, always fresh there (its folder, its branch, its CLI)."""
+        return as_plan(self.env, plan(self.env, key, "sh", allow_permissive))
+
+    def search(self, query: str, app: str | None = None, limit: int = 50) -> list[tuple[float, Session, str]]:
+        found, note = host_hits(self.env, self.host, search_args(query, app, limit), max(timeout(self.env), 60.0))
+        if note:
+            raise SessidxError(note)
+        return [(score, s, snippet) for score, s, snippet, _ in found]
+
+    def preview(self, out: Out, key: str, shell: str) -> int:
+        return preview(self.env, out, key, shell)
 
 
 # Commands for host sessions (the picker's keys and `resume` with an `@host/app:id`) -----------------
@@ -566,7 +626,7 @@ def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait:
 def _cached_row(env: Env, ident: str) -> HostSession | None:
     from sessidx.hosts import read_cache
 
-    parts = split_key(ident)
+    parts = split_host_key(ident)
     if parts is None:
         return None
     host = host_named(env, parts[0])
@@ -577,7 +637,7 @@ def preview(env: Env, out: Out, ident: str, shell: str) -> int:
     """The preview of a host's session: which host, the verdict and the exact command (the plan
     is asked of the host, over the shared connection), then what the cached row says."""
     session = _cached_row(env, ident)
-    name = (split_key(ident) or (ident,))[0]
+    name = (split_host_key(ident) or (ident,))[0]
     lines = [f"host      {name}  (the checks run there)"]
     try:
         p = plan(env, ident, shell, wait=min(5.0, timeout(env)))
@@ -614,51 +674,6 @@ def preview(env: Env, out: Out, ident: str, shell: str) -> int:
     return ExitCode.OK
 
 
-def check(env: Env, out: Out, ident: str, allow_permissive: bool, shell: str = "bash") -> int:
-    try:
-        reason = plan(env, ident, shell, allow_permissive).error
-    except SessidxError as exc:
-        reason = str(exc)
-    from sessidx.picker import accept_action, refusal_action
-
-    out(refusal_action(reason) if reason else accept_action(ident, allow_permissive))
-    return ExitCode.OK
-
-
-def resume(env: Env, out: Out, ident: str, shell: str, as_json: bool = False, allow_permissive: bool = False,
-           yes: bool = False) -> int:
-    p = plan(env, ident, shell, allow_permissive)
-    if as_json:
-        out(render.json_line({**p.data, "host": p.host.name, "line": p.line,
-                              "ok": p.error is None and not p.branch_differs}))
-        return ExitCode.OK if p.error is None and (yes or not p.branch_differs) else ExitCode.ERROR
-    for held in p.data["held_back"]:  # type: ignore[attr-defined]
-        render.warn(f"held back {held['flag']}: {held['reason']}")
-    if p.error:
-        raise SessidxError(f"not resuming {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name}: {p.error}")
-    if p.branch_differs and not yes:
-        from sessidx.terminal import ask_yes_no
-
-        branch = p.data["branch"]
-        question = (f"sessidx: {p.data['app']} session {str(p.data['id'])[:8]} on {p.host.name} was on branch "
-                    f"{branch['recorded']!r}, the folder there is now on {branch['current']!r}. Resume anyway?")  # type: ignore[index]
-        if not ask_yes_no(question):
-            raise Cancelled()
-    assert p.line is not None
-    out(p.line)
-    return ExitCode.OK
-
-
-def copy(env: Env, out: Out, ident: str, shell: str) -> int:
-    from sessidx.terminal import copy as to_clipboard
-
-    line = plan(env, ident, shell).line
-    if line is None:
-        raise SessidxError("no command to copy")
-    out(f"change-header:copied ({to_clipboard(line)}): {render.clean(line)}")
-    return ExitCode.OK
-
-
 # list --host, search --host, and `sessidx hosts` -------------------------------------------------
 
 
@@ -686,11 +701,9 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
     host that fails is named on stderr and its last rows are not shown as if fresh."""
     import sys
 
-    from sessidx import commands
-
-    commands._check_app(app)
-    local, hosts = chosen_hosts(env, names)
-    sessions = list(commands._index(env).sessions) if local else []
+    local.check_app(app)
+    here_too, hosts = chosen_hosts(env, names)
+    sessions = list(local.listing(env).sessions) if here_too else []
     for heard in refresh(env, hosts):
         if heard.note:
             render.warn(heard.note)
@@ -698,11 +711,16 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
             sessions += heard.sessions
             if kept := kept_note(heard):
                 render.warn(f"{heard.host.name}: {kept}")
-    sessions = commands._select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
+    sessions = local.select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
+    refused = refusals(env, sessions)  # this machine's: a host's are checked there, when asked
     if as_json:
-        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}) for s in sessions]
+        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}
+                                  | ({"refused": r.to_json() if (r := refused.get(s.key)) else None}
+                                     if not getattr(s, "host", None) else {}))
+                 for s in sessions]
     else:
-        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
+        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
+                             marks={key: r.mark for key, r in refused.items()})
     if lines:
         out("\n".join(lines))
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
@@ -714,11 +732,10 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
-    from sessidx import commands
     from sessidx.model import Session
 
-    commands._check_app(app)
-    local, hosts = chosen_hosts(env, names)
+    local.check_app(app)
+    here_too, hosts = chosen_hosts(env, names)
     hits: list[tuple[float, Session, str]] = []
     args = search_args(query, app, limit)
 
@@ -728,11 +745,11 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
         asked = list(pool.map(ask, hosts))
-    if local:
+    if here_too:
         from sessidx.content import query as content_query
         from sessidx.content import store
 
-        commands.refresh_content(env, db := store.open_index(env))
+        local.refresh_content(env, db := store.open_index(env))
         hits += [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
     for _, found, note in asked:
         if note:
@@ -852,23 +869,3 @@ def kept_note(heard: Heard) -> str:
         return ""
     return f"the newest {kept:,} of {heard.total:,} kept: SESSIDX_HOST_ROWS keeps more"
 
-
-def host_notes(env: Env) -> list[str]:
-    from sessidx.hosts import read_cache
-
-    return [n for h in configured(env)[0] if (n := read_cache(env, h).note)]
-
-
-def fzf_redraw(env: Env, out: Out) -> int:
-    """After the background refresh: the header names every host that did not answer (in the
-    mode's header). The list itself is reloaded by the load binding's `reload-sync`, which
-    waits for this refresh (`hosts.wait_for_refresh`): fzf 0.67 does not run a `reload` that
-    a bg-transform returns (it spins and never starts the command)."""
-    from sessidx import commands
-    from sessidx.picker import CONTENT_HEADER, HEADER
-
-    content_mode, _, _ = commands._picker_filters(env)
-    notes = host_notes(env)
-    header = (CONTENT_HEADER if content_mode else HEADER) + "".join(f"\n{render.clean(n)}" for n in notes)
-    out(f"change-header:{header}")  # the `:` form: a note may hold a parenthesis, which would end `(...)`
-    return ExitCode.OK

@@ -222,10 +222,12 @@ def _padded(values: list[str], width: int) -> list[str]:
     return [pad(v, width) for v in values]
 
 
-def table(sessions: list[Session], width: int = 160, header: bool = False) -> list[str]:
+def table(sessions: list[Session], width: int = 160, header: bool = False,
+          marks: dict[str, str] | None = None) -> list[str]:
     """The human `list`: the picker's columns (app, age, id, folder, branch, title), each row cut
-    to `width` so nothing wraps; the column header on a terminal."""
-    head, rows = _layout(sessions, width, colour=False, title_cap=None)
+    to `width` so nothing wraps; the column header on a terminal. `marks` (by key, refusals.py)
+    say before the title why Enter would refuse a session, as the picker's rows do."""
+    head, rows = _layout(sessions, width, colour=False, title_cap=None, marks=marks)
     return ([head] if header else []) + rows
 
 
@@ -282,18 +284,6 @@ def short_folder(path: str | None, width: int) -> str:
 
 
 STREAM_WIDTHS = (36, 24, 0)  # folder and branch columns while rows stream in, app after app
-
-# The row marks: why Enter would refuse (red), or ask first (yellow). Short, and distinct.
-MARK_FOLDER_GONE, MARK_FILES_GONE, MARK_ARCHIVED, MARK_NO_FOLDER = "folder gone", "files gone", "archived", "no folder"
-
-
-def branch_mark(now: str) -> str:
-    return f"⎇ now {now}"
-
-
-def refusal_mark(kind: str) -> str:
-    return f"✗ {kind}"
-
 
 def picker_lines(sessions: list[Session], here: str | None = None, width: int = 200,
                  marks: dict[str, str] | None = None, widths: tuple[int, int, int] | None = None) -> list[str]:
@@ -465,15 +455,17 @@ def content_header() -> str:
     return f"{_DIM}{'app':<8}  {'age':>4}  {'folder':<{_CONTENT_FOLDER}}  what was said{_RESET}"
 
 
-def content_row(session: Session, snippet: str, words: list[str], also: str = "") -> str:
+def content_row(session: Session, snippet: str, words: list[str], also: str = "", mark: str = "") -> str:
     """A row of the picker's content mode: app, age, folder, and the hit with the query's words
-    marked; a near answer (content/near.py) says first what it matched instead."""
+    marked; a near answer (content/near.py) says first what it matched instead. `mark`, as in
+    the title rows: why Enter would refuse it (`✗ loose mode`), or ask first."""
     host = getattr(session, "host", None)  # a host's session: its folder is there, and says so
     where = f"{host}:{session.cwd or ''}" if host else tilde(session.cwd)
     folder = pad(shorten_left(clean(where), _CONTENT_FOLDER), _CONTENT_FOLDER)
     when = _ages([session], time.time())[0]
     near = f"{_DIM}(also: {clean(also)}){_RESET} " if also else ""
-    return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {near}{mark_words(clean(snippet), words)}"
+    marked = f"{_RED if mark.startswith('✗') else _YELLOW}{clean(mark)}{_RESET} " if mark else ""
+    return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {marked}{near}{mark_words(clean(snippet), words)}"
 
 
 def with_also(snippet: str, also: str) -> str:

@@ -17,15 +17,20 @@ from sessidx.cache import cache_dir
 from sessidx.clihelp import learn
 from sessidx.config import Env
 from sessidx.errors import SessidxError
-from sessidx.index import id_fits
 from sessidx.model import Session
 from sessidx.quoting import cd_and_run
 from sessidx.readers import git_branch
+from sessidx.refusals import Refusal, after_plan, before_plan
+
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Plan:
-    """What Enter would do for one session. (Not a dataclass: importing `dataclasses` costs
-    the preview, which runs on every arrow key, a tenth of its time.)"""
+    """What Enter would do for one session, here or on an SSH host (made there, and checked:
+    remote.HostPlace). (Not a dataclass: importing `dataclasses` costs the preview, which runs
+    on every arrow key, a tenth of its time.)"""
 
     def __init__(self, app: str, id: str, cwd: str | None, argv: list[str], branch_recorded: str | None,
                  branch_current: str | None, held_back: list[HeldBack] | None = None,
@@ -38,8 +43,11 @@ class Plan:
         self.branch_current = branch_current
         self.held_back = held_back or []
         self.warnings = warnings or []
-        self.error: str | None = None  # why it must not run at all
+        self.refusal: Refusal | None = None  # why it must not run at all (refusals.py)
+        self.error: str | None = None  # the refusal's reason
         self.branch_differs = False  # runs only once the person agreed
+        self.host: str | None = None  # an SSH host's plan (made there): its name
+        self.line_for: Callable[[str], str] | None = None  # a host's: the `ssh -t` line for a shell
 
     @property
     def ok(self) -> bool:
@@ -55,6 +63,7 @@ class Plan:
             "held_back": [h.to_json() for h in self.held_back],
             "warnings": self.warnings,
             "error": self.error,
+            "refused": self.refusal.to_json() if self.refusal else None,
             "branch_differs": self.branch_differs,
             "ok": self.ok,
         }
@@ -62,7 +71,14 @@ class Plan:
     def shell_line(self, shell: str) -> str:
         if self.cwd is None:
             raise SessidxError(f"{self.app} session {self.id} has no recorded folder")
+        if self.line_for is not None:
+            return self.line_for(shell)
         return cd_and_run(self.cwd, self.argv, shell)
+
+    @property
+    def where(self) -> str:
+        """` on HOST` for a host's plan, for the messages that name the session."""
+        return f" on {self.host}" if self.host else ""
 
 
 def current_branch(cwd: str) -> str | None:
@@ -91,11 +107,10 @@ def current_branch(cwd: str) -> str | None:
 
 def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_for_cli: bool = True) -> Plan:
     """`wait_for_cli=False` (the preview): a CLI not probed yet is probed in the background."""
+    if (refused := before_plan(session)) is not None:
+        raise SessidxError(f"not resuming {session.app} session {session.id!r}: {refused.reason}")
     app = app_named(session.app)
-    if app is None:
-        raise SessidxError(f"not resuming {session.app} session {session.id!r}: no such app")
-    if not id_fits(app.id_pattern, session.id):  # the last guard: a damaged cache read without a regex
-        raise SessidxError(f"not resuming {session.app} session {session.id!r}: not an id of {app.name}'s form")
+    assert app is not None
     cli = learn(app.program, app.help_args, cache_dir(env), env.get("PATH"), wait=wait_for_cli,
                 timeout=getattr(app, "help_timeout", None))  # the few apps whose help is slow declare it
     decided = app.plan(session, cli, allow_permissive, env)
@@ -111,14 +126,8 @@ def make_plan(session: Session, env: Env, allow_permissive: bool = False, wait_f
     )
     if not cli.found:
         plan.warnings.append(f"{app.program} is not on PATH")
-    if decided.refusal:
-        plan.error = decided.refusal
-    elif session.path and not os.path.exists(session.path):
-        plan.error = f"its files are gone: {session.path}"  # deleted since the list was made
-    elif session.cwd is None:
-        plan.error = "the session has no recorded folder"
-    elif not os.path.isdir(session.cwd):
-        plan.error = f"folder no longer exists: {session.cwd}"
+    plan.refusal = after_plan(session, decided)  # the one list of checks every listing reads
+    plan.error = plan.refusal.reason if plan.refusal else None
     if plan.error is None and session.cwd is not None:
         plan.branch_current = current_branch(session.cwd)
         if session.branch and plan.branch_current and session.branch != plan.branch_current:

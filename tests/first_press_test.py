@@ -12,7 +12,7 @@ import time
 import pytest
 from homes import ClaudeSession
 
-from sessidx import commands, index
+from sessidx import commands, index, local
 from sessidx.apps import APPS
 from sessidx.config import current_env
 
@@ -62,7 +62,7 @@ def test_the_preview_during_a_first_press_waits_for_its_index(first_press, monke
     def no_second_build(*args, **kwargs):
         raise AssertionError("the preview built the index beside the first press")
 
-    monkeypatch.setattr(commands, "_index", no_second_build)
+    monkeypatch.setattr(local, "listing", no_second_build)
     finisher = threading.Thread(target=finish_first_press)
     finisher.start()
     out: list[str] = []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from homes import ClaudeSession, CodexThread, jsonl, write_codex_home
 
-from sessidx import commands, freshness
+from sessidx import commands, freshness, local
 from sessidx.cli import main
 from sessidx.config import current_env
 from sessidx.content import kept
@@ -224,14 +224,14 @@ def test_the_command_line_takes_the_kept_path_and_prints_the_same(made, capsys, 
         assert main(["search", "--limit", "10", *extra, "flaky"]) == 0
         fast = capsys.readouterr().out
         calls: list[str] = []
-        real_index = commands._index
-        monkeypatch.setattr(commands, "_index", lambda *a, **k: calls.append("listed") or real_index(*a, **k))
+        real_index = local.listing
+        monkeypatch.setattr(local, "listing", lambda *a, **k: calls.append("listed") or real_index(*a, **k))
         assert main(["search", "--limit", "10", *extra, "-v", "flaky"]) == 0
         assert calls and capsys.readouterr().out == fast
         calls.clear()
         assert main(["search", "--limit", "10", *extra, "flaky"]) == 0
         assert not calls and capsys.readouterr().out == fast
-        monkeypatch.setattr(commands, "_index", real_index)
+        monkeypatch.setattr(local, "listing", real_index)
 
 
 REALDATA_HOMES = sorted(p.name.removesuffix(".tar.gz") for p in Path(__file__).parent.parent.joinpath(
@@ -245,7 +245,7 @@ def test_real_homes_are_kept_and_answered_byte_for_byte(realdata, name, home, mo
     real_home = realdata(name)
     monkeypatch.setenv("SESSIDX_HOME", str(real_home))
     _refresh()
-    if not commands._index(current_env(), announce=False).sessions:  # crush's: its projects are elsewhere
+    if not local.listing(current_env(), announce=False).sessions:  # crush's: its projects are elsewhere
         assert _kept("the") is None  # no listing cache to vouch for: the full path, as before
         return
     assert freshness.fresh(_record(), current_env()), f"{name}: the record is not trusted"

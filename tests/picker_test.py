@@ -43,9 +43,9 @@ def test_every_refusal_is_marked_in_its_row(realdata, app, mark):
 
 
 def test_an_archived_session_is_marked(home):
-    from sessidx.commands import row_marks
     from sessidx.config import current_env
     from sessidx.model import Session
+    from sessidx.refusals import row_marks
 
     archived = Session("codex", "0190c6a1-0000-7000-8000-000000000001", "/", None, "Old thread", 1, archived=True)
     assert row_marks(current_env(), [archived]) == {archived.key: "✗ archived"}

@@ -9,7 +9,7 @@ import time
 
 from homes import ClaudeSession, CodexThread, write_codex_home
 
-from sessidx import commands
+from sessidx import local
 from sessidx.apps import APPS
 from sessidx.config import current_env
 from sessidx.content import reading, store
@@ -92,18 +92,18 @@ def test_a_search_with_nothing_changed_reads_no_source(home, monkeypatch):
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     env = current_env()
     db = store.connect(env)
-    first = commands.refresh_content(env, db)
+    first = local.refresh_content(env, db)
     assert first is not None and first["sources"] == 1
-    assert commands.refresh_content(env, db) == {"sources": 0, "unchanged": 1}
+    assert local.refresh_content(env, db) == {"sources": 0, "unchanged": 1}
     path = next(home.rglob(f"{a.session_id}.jsonl"))
     with path.open("a") as f:
         f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "now the signup test"}}) + "\n")
-    again = commands.refresh_content(env, db)
+    again = local.refresh_content(env, db)
     assert again is not None and again["appended"] == 1
     assert [h.session.id for h in search(db, "signup")] == [a.session_id]
     store.drop(env)  # a dropped index starts over: nothing of it says "unchanged"
     fresh = store.connect(env)
-    assert (commands.refresh_content(env, fresh) or {})["sources"] == 1
+    assert (local.refresh_content(env, fresh) or {})["sources"] == 1
 
 
 def test_edits_counts_a_swap_as_one():

@@ -66,7 +66,9 @@ def test_list_host_is_what_sessidx_there_lists_with_a_host_field(client, tmp_pat
     got = rows(done)
     there = rows(run_cli("list", "--json", "--archived", env={"SESSIDX_HOME": str(alpha.home),
                                                               "XDG_CACHE_HOME": str(tmp_path / "c2")}))
-    assert got and [{k: v for k, v in r.items() if k != "host"} for r in got] == there
+    # a host's rows say nothing of Enter's refusals: those are checked on the host, when asked
+    assert got and [{k: v for k, v in r.items() if k != "host"} for r in got] == [
+        {k: v for k, v in r.items() if k != "refused"} for r in there]
     assert {r["host"] for r in got} == {"alpha"}
     # nothing written on the host but sessidx's own cache: its code and its index
     assert {p.name.split("-")[0].split(".")[0] for p in (alpha.cache / "sessidx").iterdir()} <= {"remote", "index",
@@ -322,6 +324,42 @@ def test_a_folder_gone_on_the_host_is_refused_there(client, tmp_path):
     assert done.returncode == 1 and "on alpha: folder no longer exists" in done.stderr and done.stdout == ""
     check = sessidx(client, "alpha", "check", f"@alpha/claude:{s.session_id}")
     assert check.stdout.startswith("change-list-label()+change-header:cannot resume: folder no longer exists")
+
+
+def test_a_host_answers_the_five_questions_through_the_seam(client, tmp_path, monkeypatch):
+    """where.place_of: a host's key gives the host's place, whose plan is the one Plan type,
+    made there, its line the `ssh -t` one for whichever shell asks."""
+    import io
+
+    from sessidx.config import current_env
+    from sessidx.remote import HostPlace
+    from sessidx.where import place_of
+
+    alpha = make_host(client, tmp_path, "alpha")
+    (tmp_path / "proj").mkdir()
+    s = ClaudeSession(cwd=str(tmp_path / "proj"), prompt="the zebra migration", mode="bypassPermissions")
+    s.write(alpha.home)
+    gone = ClaudeSession(cwd=str(tmp_path / "gone-there"), prompt="gone")
+    gone.write(alpha.home)
+    assert sessidx(client, "alpha", "hosts", "--refresh").returncode == 0
+    for name, value in {**host_env(client, "alpha"), "SESSIDX_HOSTS_TIMEOUT": "20"}.items():
+        monkeypatch.setenv(name, value)
+    env = current_env()
+    key = f"@alpha/claude:{s.session_id}"
+    place = place_of(env, key)
+    assert isinstance(place, HostPlace)
+    assert {x.key for x in place.sessions()} == {key, f"@alpha/claude:{gone.session_id}"}
+    assert place.session(key).cwd == str(tmp_path / "proj")
+    plan = place.plan(key)
+    assert plan.ok and plan.host == "alpha" and [h.flag for h in plan.held_back] == ["--permission-mode bypassPermissions"]
+    assert plan.shell_line("fish").startswith("ssh") and plan.shell_line("bash") == sessidx(
+        client, "alpha", "resume", "--shell", "bash", key).stdout.strip()
+    refused = place.plan(f"@alpha/claude:{gone.session_id}")
+    assert refused.refusal is not None and refused.refusal.kind == "folder_gone" and "on alpha" in refused.where
+    [(_, found, snippet)] = place.search("zebra")
+    assert found.key == key and "zebra" in snippet
+    shown = io.StringIO()
+    assert place.preview(lambda line: shown.write(line), key, "bash") == 0 and "host      alpha" in shown.getvalue()
 
 
 # Content search -----------------------------------------------------------------------------------

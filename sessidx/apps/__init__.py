@@ -45,6 +45,8 @@ _WHERE = {
     "gptme": ("gptme", "APP"),
 }
 
+NAMES = tuple(_WHERE)  # every app's name, in the registry's order, without importing an app module
+
 # Every variable that moves an app's data: the union of the apps' `home_vars`, sorted.
 HOME_VARS = [
     "AMP_HOME", "CLAUDE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME",

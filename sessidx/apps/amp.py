@@ -80,7 +80,8 @@ class Amp:
     def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan:
         b = ArgvBuilder(cli, self.program, "threads", "continue", session.id)
         if cli.found and cli.known and not cli.has("threads continue"):
-            b.refuse(f"the installed amp cannot resume: its help has no `threads continue`. It says: {cli.said()}")
+            b.refuse(f"the installed amp cannot resume: its help has no `threads continue`. It says: {cli.said()}",
+                     "cannot_resume")
         return b.plan
 
 

@@ -185,7 +185,7 @@ class AppPlan:
         self.held_back: list[HeldBack] = []
         self.warnings: list[str] = []
         self.refusal: str | None = None  # set when this session must not be resumed as it is
-        self.refusal_mark: str | None = None  # the refusal in two or three words, for the picker's row
+        self.refusal_kind: str | None = None  # which kind of refusal: a key of refusals.MARKS
 
 
 class ArgvBuilder:
@@ -199,7 +199,8 @@ class ArgvBuilder:
         missing = [flag for word in fixed[1:] if (flag := word.split("=")[0]).startswith("-")
                    and cli.found and cli.known and not cli.has(flag)]
         if missing:
-            self.refuse(f"the installed {fixed[0]} cannot resume: its help has no {missing[0]}. It says: {cli.said()}")
+            self.refuse(f"the installed {fixed[0]} cannot resume: its help has no {missing[0]}. It says: {cli.said()}",
+                        "cannot_resume")
 
     def option(self, flag: str, value: str | None) -> None:
         """Add `flag value` if there is a value and the CLI knows the flag."""
@@ -233,10 +234,10 @@ class ArgvBuilder:
     def hold_back(self, flag: str, value: str, reason: str) -> None:
         self.plan.held_back.append(HeldBack(f"{flag} {value}".strip(), reason))
 
-    def refuse(self, reason: str, mark: str = "refused") -> None:
-        """`mark`: the reason in two or three words, shown in the picker's row (`loose mode`)."""
+    def refuse(self, reason: str, kind: str) -> None:
+        """`kind`: a key of refusals.MARKS (`loose_mode`), whose mark every listing shows."""
         if self.plan.refusal is None:
-            self.plan.refusal, self.plan.refusal_mark = reason, mark
+            self.plan.refusal, self.plan.refusal_kind = reason, kind
 
 
 def loose_reason(program: str, default: str, version: str | None) -> str:

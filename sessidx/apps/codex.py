@@ -339,7 +339,7 @@ class Codex:
             b.refuse(f"archived in Codex: run `codex unarchive {session.id}` first", "archived")
         elif session.path and not os.path.isfile(session.path):
             b.refuse(f"Codex looks for this thread only at its recorded rollout {session.path}, which is gone "
-                     "(a home moved or restored?): `codex resume` would fail", "rollout moved")
+                     "(a home moved or restored?): `codex resume` would fail", "rollout_moved")
         b.option("-m", session.model)
         # Effort is not passed: `codex resume` restores it by itself, and a `-c` override makes
         # it run in-process, which stops at "This conversation is open in another app" when a

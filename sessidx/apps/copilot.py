@@ -180,7 +180,7 @@ class Copilot:
                 b.hold_back(flag, "", loose_reason(self.program, "ask before each tool", cli.version))
                 b.refuse(f"copilot restores {mode} by itself on --resume and has no flag that turns it off: "
                          f"{WHAT_IS_LOOSE[mode]}. Alt-Enter (--allow-permissive) resumes it in {mode} "
-                         "for this launch", "loose mode")
+                         "for this launch", "loose_mode")
         elif mode == "plan":
             b.option("--mode", "plan")
         return b.plan

@@ -158,9 +158,11 @@ class Cursor:
             else:
                 b.hold_back("--mode", mode, "not a mode known to be as strict as cursor-agent's default")
                 b.refuse(f"the recorded mode {mode!r} is not known to be as strict as cursor-agent's default, and no "
-                         "flag is known to hold it back; Alt-Enter (--allow-permissive) resumes it as recorded")
+                         "flag is known to hold it back; Alt-Enter (--allow-permissive) resumes it as recorded",
+                         "unknown_mode")
         if session.cwd is None:
-            b.refuse("the folder of this chat is unknown (Cursor stores only its md5, and no known folder matches)")
+            b.refuse("the folder of this chat is unknown (Cursor stores only its md5, and no known folder matches)",
+                     "no_folder")
         return b.plan
 
 

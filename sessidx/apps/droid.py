@@ -110,7 +110,7 @@ class Droid:
                 b.hold_back("--auto", level, loose_reason(self.program, "Auto (Off)", cli.version))
                 b.refuse(f"droid restores autonomy {level} by itself, and the strictest override it takes "
                          f"(--auto low) is still looser than its default, Off. Alt-Enter (--allow-permissive) "
-                         f"resumes it at {level} for this launch", "loose mode")
+                         f"resumes it at {level} for this launch", "loose_mode")
                 if session.origin == "exec":
                     b.plan.warnings.append("started by `droid exec`, which records autonomy low even without "
                                            "--auto: every non-interactive droid session needs the opt-in")

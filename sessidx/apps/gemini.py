@@ -211,7 +211,7 @@ class Gemini:
         b = ArgvBuilder(cli, self.program, "--resume", session.id)
         b.option("-m", session.model)
         if cleanup_enabled(self.home(env), session.cwd, env) is not False:
-            b.refuse(CLEANUP_HAZARD, "cleanup deletes")
+            b.refuse(CLEANUP_HAZARD, "cleanup_deletes")
         return b.plan
 
 

@@ -122,7 +122,7 @@ class Gptme:
         if session.approval == "no_confirm" and not allow_permissive:
             b.hold_back("--no-confirm", "", loose_reason(self.program, "confirm each tool", cli.version))
             b.refuse("gptme restores no_confirm by itself and has no flag that turns it off: every tool would "
-                     "run unasked. Alt-Enter (--allow-permissive) resumes it so for this launch")
+                     "run unasked. Alt-Enter (--allow-permissive) resumes it so for this launch", "loose_mode")
         return b.plan
 
 

@@ -146,7 +146,7 @@ class Kimi:
         if cli.found and cli.known and kimicode.is_kimi_code(cli):
             b = ArgvBuilder(cli, self.program)  # Kimi Code's hidden -r looks only in its own store
             b.refuse("the installed kimi is Kimi Code, which resumes only its own sessions: run `kimi migrate --run` "
-                     "once (this session is then listed as kimicode), or resume it with kimi-legacy", "migrate first")
+                     "once (this session is then listed as kimicode), or resume it with kimi-legacy", "migrate_first")
             return b.plan
         b = ArgvBuilder(cli, self.program, "-r", session.id)
         modes = set((session.approval or "default").split("+"))
@@ -158,7 +158,7 @@ class Kimi:
                 b.hold_back(flag, "", loose_reason(self.program, "ask before each tool", cli.version))
             b.refuse(f"kimi restores {' and '.join(f.lstrip('-') for f in loose)} by itself and has no flag that "
                      "turns it off: every tool would run unasked. Alt-Enter (--allow-permissive) resumes it so "
-                     "for this launch", "loose mode")
+                     "for this launch", "loose_mode")
         if "plan" in modes:
             b.switch("--plan")
         return b.plan

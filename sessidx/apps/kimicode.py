@@ -169,7 +169,7 @@ class KimiCode:
         if cli.found and cli.known and not is_kimi_code(cli):
             b.refuse(f"the installed kimi is not Kimi Code (its help has no {KIMI_CODE_ONLY}, or has kimi-cli's "
                      f"{KIMI_CLI_ONLY}): it would not find this session. Install @moonshot-ai/kimi-code",
-                     "not Kimi Code")
+                     "other_cli")
         modes = set((session.approval or "manual").split("+"))
         loose = [flag for mode, flag in LOOSE.items() if mode in modes]
         if loose and not allow_permissive:
@@ -177,7 +177,7 @@ class KimiCode:
                 b.hold_back(flag, "", loose_reason(self.program, "manual: ask before each tool", cli.version))
             b.refuse(f"Kimi Code restores {loose[0].lstrip('-')} mode by itself on resume and no flag brings a "
                      "session back to manual: commands would run unasked. Alt-Enter (--allow-permissive) resumes "
-                     "it so for this launch", "loose mode")
+                     "it so for this launch", "loose_mode")
         return b.plan
 
 

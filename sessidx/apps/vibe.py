@@ -146,7 +146,7 @@ class Vibe:
             b.hold_back("--agent", agent, loose_reason(self.program, DEFAULT_AGENT, cli.version))
             b.refuse(f"vibe restores the {agent} agent by itself on --resume, and --agent does not override it "
                      "(3.0.3 keeps the recorded agent either way). Alt-Enter (--allow-permissive) resumes it so "
-                     "for this launch", "loose mode")
+                     "for this launch", "loose_mode")
         return b.plan
 
 

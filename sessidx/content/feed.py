@@ -8,6 +8,7 @@ from sessidx import render
 from sessidx.content.query import Hit, query_note, search, words_of
 from sessidx.content.store import KEYSTROKE_WAIT, DatabaseError, open_index, wait_for_indexer
 from sessidx.errors import SessidxError
+from sessidx.refusals import row_marks
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
             notes.append("no session says that")
     out(render.content_header() + "".join(f"  ({note})" for note in notes))
     words = words_of(query)
-    rows = [f"{render.content_row(h.session, h.snippet, words, h.also)}\t{h.session.key}" for h in hits]
+    marks = row_marks(env, [h.session for h in hits])  # as the title rows mark them: refusals.py
+    rows = [f"{render.content_row(h.session, h.snippet, words, h.also, marks.get(h.session.key, ''))}\t{h.session.key}"
+            for h in hits]
     if rows:
         out("\n".join(rows))
     return 0

@@ -1,0 +1,130 @@
+"""This machine's sessions: the index loaded (with its notes), an app checked by name, the
+sessions a query and filters pick, one session's resume plan, the content index brought up to
+date. What the commands and the host side share, so neither reads the other's names.
+"""
+
+from __future__ import annotations
+
+from sessidx import render
+from sessidx.apps import APPS
+from sessidx.config import Env
+from sessidx.errors import SessidxError
+from sessidx.index import Index, cache_path, cached_session, load, wait_for_first_press
+from sessidx.model import Session
+
+TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from sessidx.resume import Plan
+
+DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
+
+
+def listing(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
+    index = load(env, APPS.values(), refresh)
+    if index.demo and announce:
+        render.warn(DEMO_NOTE)
+    if verbose:
+        for problem in index.problems:
+            render.warn(problem)
+    return index
+
+
+def check_app(app: str | None) -> None:
+    if app is not None and app not in APPS:
+        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+
+
+def select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:
+    check_app(app)
+    chosen = [s for s in sessions if (app is None or s.app == app) and (archived or not s.archived)]
+    if not query:
+        return chosen
+    from sessidx.search import find
+
+    return find(chosen, query)
+
+
+def plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
+             wait_for_cli: bool = True) -> tuple[Session, Plan]:
+    """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
+    otherwise the cache answers, and is refreshed only if it does not know the id yet."""
+    from sessidx.resume import make_plan
+    from sessidx.search import resolve
+
+    if not fresh and ":" in ident and (found := cached_session(env, ident)) is not None:  # the picker's `app:id`
+        return found, make_plan(found, env, allow_permissive, wait_for_cli)
+    if not fresh and ":" in ident and wait_for_first_press(env) and (found := cached_session(env, ident)):
+        return found, make_plan(found, env, allow_permissive, wait_for_cli)  # the first press's index
+    try:
+        session = resolve(listing(env, refresh=fresh, announce=False).sessions, ident)
+    except SessidxError:
+        if fresh:
+            raise
+        session = resolve(listing(env, announce=False).sessions, ident)
+    return session, make_plan(session, env, allow_permissive, wait_for_cli)
+
+
+def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
+                    announce: bool = False) -> dict[str, int] | None:
+    """Bring the content index up to date; None when another sessidx is doing it right now."""
+    from sessidx.content.reading import refresh
+    from sessidx.content.store import Busy, lock, write_progress
+
+    try:
+        held = lock(env)
+    except Busy:
+        return None
+    from sessidx.content.kept import keep
+    from sessidx.content.unchanged import listing_stamp, remember, unchanged
+    from sessidx.freshness import Watch
+
+    with held:
+        with Watch(env) as watch:  # what the listing looks at: the next search checks it alone
+            index = listing(env, announce=announce)
+        sessions = index.sessions
+        stamp = listing_stamp(listing_file := cache_path(env))
+        if unchanged(db, stamp):  # no session changed since the last complete refresh
+            keep(db, watch, index, listing_file, stamp)
+            return {"sources": 0, "unchanged": len(sessions)}
+        try:
+            stats = refresh(db, sessions, report)
+            remember(db, stamp, len(sessions), stats)
+            keep(db, watch, index, listing_file, stamp if unchanged(db, stamp) else None)
+            return stats
+        finally:
+            write_progress(env, None)
+
+
+class ThisMachine:
+    """This machine as a place (where.Place): its index, its plans, its content index."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def sessions(self) -> list[Session]:
+        """Every session, newest first, archived ones too."""
+        return list(listing(self.env, announce=False).sessions)
+
+    def session(self, key: str) -> Session:
+        return plan_for(self.env, key, allow_permissive=False, fresh=False, wait_for_cli=False)[0]
+
+    def plan(self, key: str, allow_permissive: bool = False, fresh: bool = False) -> Plan:
+        """`fresh`: what changed re-read first (a resume acts on it); else the cache answers."""
+        return plan_for(self.env, key, allow_permissive, fresh)[1]
+
+    def search(self, query: str, app: str | None = None, limit: int = 50) -> list[tuple[float, Session, str]]:
+        """(score, session, snippet) of the sessions that said it, best first, after a refresh."""
+        from sessidx.content import query as content_query
+        from sessidx.content import store
+
+        refresh_content(self.env, db := store.open_index(self.env))
+        return [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
+
+    def preview(self, out: Callable[[str], None], key: str, shell: str) -> int:
+        from sessidx.preview import show  # what a move shows, however the session was found
+
+        session, plan = plan_for(self.env, key, allow_permissive=False, fresh=False, wait_for_cli=False)
+        return show(self.env, out, session, plan, shell)

@@ -1,0 +1,176 @@
+"""One list of refusals (issue 27): every listing marks exactly the sessions Enter refuses.
+
+Over the real homes in fixtures/realdata, all in one home as a new user's machine holds them:
+the picker's title rows (`lines`), its content rows (`lines --content`), `sessidx list` and
+`list --json` each name the sessions that Enter (`resume --json`, the plan `check` makes)
+refuses, no more and no fewer, with the same kind."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sessidx.refusals import MARKS, SHARED, refusal_mark
+from tests.conftest import REALDATA, ROOT, _data_without_absolute_links, run_cli
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+HOMES = ["claude", "codex", "gemini", "copilot", "cline", "qwen", "droid", "kimi", "vibe", "opencode", "cn", "auggie",
+         "crush", "goose", "amp", "pi", "hermes", "openhands", "gptme"]
+# words said in nearly every session: the content rows to compare come from these searches
+COMMON_WORDS = ["the", "file", "test", "a", "is", "to", "hello", "what", "run", "code", "list", "and"]
+
+
+@pytest.fixture(scope="module")
+def real_home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("every")
+    for app in HOMES:
+        with tarfile.open(REALDATA / f"{app}-home.tar.gz") as tar:
+            tar.extractall(home, filter=_data_without_absolute_links)
+    return home
+
+
+@pytest.fixture(scope="module")
+def enter_refuses(real_home, tmp_path_factory) -> dict[str, str]:
+    """key -> the kind Enter refuses it with, for every session of the home (archived ones too);
+    resumable ones are absent. Asked of `resume --json` in this process, as the CLI runs it."""
+    from sessidx import commands
+    from sessidx.config import current_env
+    from sessidx.errors import SessidxError
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SESSIDX_HOME", str(real_home))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        patch.setenv("PATH", "/nonexistent")  # no agent CLI: the plan rests on what was recorded
+        env = current_env()
+        listed = [json.loads(line) for line in _cli(real_home, "list", "--json", "--archived").stdout.splitlines()]
+        refused: dict[str, str] = {}
+        for row in listed:
+            key = f"{row['app']}:{row['id']}"
+            said = io.StringIO()
+            try:
+                commands.resume(env, lambda line, said=said: said.write(line), key, as_json=True, shell="bash")
+            except SessidxError as exc:
+                raise AssertionError(f"{key}: {exc}") from None
+            plan = json.loads(said.getvalue())
+            assert (plan["error"] is None) == (plan["refused"] is None), plan
+            if plan["refused"]:
+                refused[key] = plan["refused"]["kind"]
+                assert plan["error"] == plan["refused"]["reason"]
+    return refused
+
+
+def _cli(home: Path, *args: str, **extra: str):
+    return run_cli(*args, env={"SESSIDX_HOME": str(home), "PATH": "/nonexistent", "FZF_COLUMNS": "200", **extra},
+                   check=True)
+
+
+def test_the_real_homes_hold_refusals_of_several_kinds(enter_refuses):
+    """The comparisons below are not vacuous: Enter refuses sessions here, for several reasons."""
+    kinds = set(enter_refuses.values())
+    assert len(enter_refuses) >= 10 and {"loose_mode", "cleanup_deletes", "folder_gone", "archived"} <= kinds, kinds
+
+
+def test_list_json_says_what_enter_refuses(real_home, enter_refuses):
+    rows = [json.loads(line) for line in _cli(real_home, "list", "--json", "--archived").stdout.splitlines()]
+    said = {f"{r['app']}:{r['id']}": r["refused"]["kind"] for r in rows if r["refused"]}
+    assert said == enter_refuses
+    assert all(r["refused"] is None or r["refused"]["reason"] for r in rows)
+
+
+def test_list_marks_what_enter_refuses(real_home, enter_refuses):
+    """`sessidx list`: the mark before the title, the rows in `list --json`'s order."""
+    keys = [f"{r['app']}:{r['id']}" for r in map(json.loads, _cli(real_home, "list", "--json", "--archived")
+                                                 .stdout.splitlines())]
+    table = _cli(real_home, "list", "--archived", COLUMNS="300").stdout.splitlines()
+    assert len(table) == len(keys)
+    for key, row in zip(keys, table, strict=True):
+        kind = enter_refuses.get(key)
+        assert (refusal_mark(kind) + " " in row) if kind else "✗" not in row, (key, row)
+
+
+def test_the_title_rows_mark_what_enter_refuses(real_home, enter_refuses):
+    out = _cli(real_home, "lines").stdout.splitlines()[1:]
+    rows = {line.rsplit("\t", 1)[1]: ANSI.sub("", line.rsplit("\t", 1)[0]) for line in out}
+    assert rows
+    for key, row in rows.items():  # the picker lists no archived session
+        kind = enter_refuses.get(key)
+        assert (refusal_mark(kind) + " " in row) if kind else "✗" not in row, (key, row)
+    assert {k for k in enter_refuses if k in rows} == {k for k, r in rows.items() if "✗" in r}
+
+
+def test_the_content_rows_mark_what_enter_refuses(real_home, enter_refuses, tmp_path):
+    """Ctrl-F: a search's rows carry the same marks; the searches reach most refused sessions."""
+    _cli(real_home, "search", "--refresh")
+    seen: dict[str, str] = {}
+    for word in COMMON_WORDS:
+        out = _cli(real_home, "lines", "--content", word, FZF_PROMPT="content> ").stdout.splitlines()[1:]
+        seen.update((line.rsplit("\t", 1)[1], ANSI.sub("", line.rsplit("\t", 1)[0])) for line in out)
+    for key, row in seen.items():
+        kind = enter_refuses.get(key)
+        assert (refusal_mark(kind) + " " in row) if kind else "✗" not in row, (key, row)
+    reached = {k for k in enter_refuses if k in seen}
+    assert len(reached) >= len(enter_refuses) // 2, sorted(set(enter_refuses) - reached)
+
+
+def _refuse_kinds() -> list[tuple[str, object]]:
+    """(file, kind) of every `.refuse(reason, kind)` call in the adapters."""
+    found = []
+    for path in sorted((ROOT / "sessidx" / "apps").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "refuse":
+                kind = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords
+                                                                     if k.arg == "kind"), None)
+                found.append((path.name, kind.value if isinstance(kind, ast.Constant) else kind))
+    return found
+
+
+def test_every_refusal_kind_has_its_own_mark():
+    """A kind an adapter refuses with, or a shared check's, that has no mark fails here; so do two
+    kinds with one mark (every mark says why, and tells the kinds apart)."""
+    used = _refuse_kinds()
+    assert len(used) >= 10  # the probe finds the adapters' refusals
+    for name, kind in used:
+        assert isinstance(kind, str) and kind in MARKS, f"{name}: refuse(..., {kind!r}) has no mark in refusals.MARKS"
+    for kind, _, _ in SHARED:
+        assert kind in MARKS
+    marks = list(MARKS.values())
+    assert len(set(marks)) == len(marks) and all(marks)
+    assert "refused" not in marks  # a mark says why
+
+
+def test_gptme_says_why_it_refuses(real_home, enter_refuses):
+    """Issue 29: gptme's row read `✗ refused`; it restores no_confirm by itself (a loose mode)."""
+    gptme = [k for k in enter_refuses if k.startswith("gptme:")]
+    assert gptme and {enter_refuses[k] for k in gptme} == {"loose_mode"}
+
+
+
+def test_each_shared_check_in_enter_s_order(home, tmp_path):
+    """The shared checks over sessions made to fail each one, and one that passes them all."""
+    from sessidx.config import current_env
+    from sessidx.model import Session
+    from sessidx.refusals import refusals, row_marks
+
+    here, transcript = tmp_path / "here", tmp_path / "t.jsonl"
+    here.mkdir()
+    transcript.write_text("{}\n")
+    uid = "0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e5"
+    made = {
+        "ok": Session("claude", uid + "0", str(here), path=str(transcript)),
+        "files_gone": Session("claude", uid + "1", str(here), path=str(tmp_path / "deleted.jsonl")),
+        "no_folder": Session("claude", uid + "2", None, path=str(transcript)),
+        "folder_gone": Session("claude", uid + "3", str(tmp_path / "gone"), path=str(transcript)),
+        "archived": Session("claude", uid + "4", str(here), path=str(transcript), archived=True),
+        "unknown_app": Session("nosuchapp", "x1"),
+        "bad_id": Session("claude", "-not-an-id"),
+    }
+    found = refusals(current_env(), list(made.values()))
+    assert {k: r.kind for k, r in found.items()} == {s.key: kind for kind, s in made.items() if kind != "ok"}
+    marks = row_marks(current_env(), list(made.values()))
+    assert made["ok"].key not in marks and marks[made["files_gone"].key] == "✗ files gone"
