@@ -98,14 +98,18 @@ class Sessions:
     def session(self, key: str) -> Session:
         """The session of a key the other answers gave (`app:id`, `@host/app:id`), or of a
         unique id prefix of this machine's."""
-        return place_of(self.env, key).session(key)
+        if keys.on_host(key):
+            return place_of(self.env, key).session(key)
+        from sessidx.search import resolve
+
+        return resolve(self.local(), key)  # read now: an agent's answer is never the cache's
 
     def plan(self, key: str, allow_permissive: bool = False) -> Planned:
         from sessidx.shells import detect_shell
 
         shell = detect_shell(None, self.env.vars)
         self.session(key)  # one a host sent, or this machine has: no ssh to a name made up
-        p = place_of(self.env, key).plan(key, allow_permissive)
+        p = place_of(self.env, key).plan(key, allow_permissive, fresh=True)
         return Planned(keys.host_key(p.host, p.app, p.id) if p.host else f"{p.app}:{p.id}", p.host, p.cwd, p.argv,
                        p.shell_line(shell) if p.cwd else None, shell, p.error,
                        p.branch_recorded, p.branch_current, p.branch_differs,

@@ -114,12 +114,14 @@ def test_the_caches_and_the_hosts_are_reported(claude_home, tmp_path):
 
 def test_each_apps_proven_version_is_its_conformance_pin():
     import conformance
+    import conformance_kimicode
     import conformance_login
     import conformance_more
 
     from sessidx.apps import APPS
 
-    pins = {p.app: p.version for p in [*conformance.PINS, *conformance_more.PINS, conformance_login.QODER_PIN]}
+    pins = {p.app: p.version for p in [*conformance.PINS, *conformance_more.PINS, conformance_login.QODER_PIN,
+                                               conformance_kimicode.PIN]}
     proven = {name: getattr(a, "proven_on", None) for name, a in APPS.items()}
     assert {name: v for name, v in proven.items() if v} == pins
 

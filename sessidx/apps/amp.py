@@ -62,6 +62,7 @@ def parse_thread(path: str) -> Session | None:
 class Amp:
     name = "amp"
     program = "amp"
+    proven_on = "0.0.1790142911-g7618fb"  # the binary its help and argv were checked on (make conformance)
     help_args: tuple[str, ...] = ("threads", "continue", "--help")  # the resume command's own help
     home_vars: tuple[str, ...] = ("AMP_HOME", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amp"),)

@@ -120,6 +120,7 @@ def parse_session(folder: str) -> Session | None:
 class KimiCode:
     name = "kimicode"
     program = "kimi"
+    proven_on = "2.1.0"  # the CLI version the plans were proven on (make conformance)
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("KIMI_CODE_HOME",)
     home_dirs: tuple[str, ...] = (".kimi-code",)

@@ -76,7 +76,7 @@ def test_a_loose_mode_is_refused_without_the_opt_in_and_says_why(realdata, sid, 
     cli = HelpText(HELP, found=True, version="2.1.0")
     plain = APPS["kimicode"].plan(session(realdata, sid), cli, False, current_env({}))
     assert plain.refusal is not None and f"restores {mode} mode by itself" in plain.refusal
-    assert "no flag brings a session back to manual" in plain.refusal and plain.refusal_mark == "loose mode"
+    assert "no flag brings a session back to manual" in plain.refusal and plain.refusal_kind == "loose_mode"
     assert [h.flag for h in plain.held_back] == [f"--{mode}"] and "kimi 2.1.0" in plain.held_back[0].reason
     opted = APPS["kimicode"].plan(session(realdata, sid), cli, True, current_env({}))
     assert opted.argv == ["kimi", "-S", sid] and opted.refusal is None  # the CLI restores it: nothing to add
