@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # to the Python version, which is part of the key too.
 # After the index object, a lookup of each session by its `app:id` (see `_lookup`): marshal
 # reads one object and ignores what follows, so readers of the whole index never see it.
-CACHE_VERSION = f"11/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+CACHE_VERSION = f"12/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 
 
 class Index:
@@ -225,11 +225,12 @@ def _read_newest_first(reads: list[_AppRead], batches: _Batches) -> None:
 
 
 def _newest_ns(stamp: Any) -> int:
-    """The newest mtime of a source's own files: its stamp starts with (size, mtime_ns) pairs,
-    the source's and a companion's (a database's WAL, a title sidecar). Only an order."""
+    """The newest mtime of a source's own files: its stamp starts with (size, mtime_ns,
+    ctime_ns, inode) groups (readers.stamp), the source's and a companion's (a database's WAL,
+    a title sidecar). Only an order."""
     try:
         own = stamp[1] if type(stamp[1]) is int else 0
-        other = stamp[3] if len(stamp) > 3 and type(stamp[3]) is int else 0
+        other = stamp[5] if len(stamp) > 5 and type(stamp[5]) is int else 0
     except (TypeError, IndexError, KeyError):
         return 0
     return own if own >= other else other

@@ -356,9 +356,9 @@ def rows_by_session(db: str, table: str, columns: list[str], session_column: str
 
 
 def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:
-    """(size, mtime_ns) of an optional companion file, (None, None) when it is absent."""
+    """The stamp of an optional companion file (readers.stamp), all None when it is absent."""
     st = stamp(path)
-    return st if st is not None else (None, None)
+    return st if st is not None else (None, None, None, None)
 
 
 def source_for_file(path: str, extra: Stamp, load: Callable[..., list[Session]],
