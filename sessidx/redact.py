@@ -430,7 +430,7 @@ def _after_key_word(text: str, low: str, at: int, word: str, spans: list[tuple[i
         if m and value[0] not in "${<" and not _DIGITS.isdisjoint(value) and not called:
             spans.append(m.span("v"))  # (a base64 signature holds a digit)
         return
-    if word == "pass" and ":" in text[at:at + 240] and (span := _prompted(text, low, at)):
+    if word == "pass" and text.find(":", at, at + 240) >= 0 and (span := _prompted(text, low, at)):
         spans.append(span)
         return
     window = text[at:at + 40]  # both need what follows the key word within reach: not worth a match without
