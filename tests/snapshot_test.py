@@ -457,3 +457,33 @@ def test_a_store_that_never_holds_still_lists_its_last_good_read(home, monkeypat
         torn(patch)
         assert set(codex_titles(problems)) == set(titles) - {only_in_db}
     assert any("no earlier read; 1 session(s) listed from its files" in p for p in problems), problems
+
+
+def test_while_a_checkpoint_holds_read_lock_0_the_copy_is_judged_by_the_files(home):
+    """A checkpoint copying frames into the database holds read lock 0 exclusively: the lock is
+    not had, and the copy counts only if the files held still (as without a -shm)."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/0", title="in the database")])
+    db = codex / "state_5.sqlite"
+    (codex / "state_5.sqlite-shm").write_bytes(bytes(32768))  # as a writer's, but only this test's
+    ready = home.parent / "locked"
+    holder = subprocess.Popen([sys.executable, "-c", f"""
+import fcntl, time
+f = open({str(db)!r} + "-shm", "r+b")
+fcntl.lockf(f.fileno(), fcntl.LOCK_EX, 1, 123, 0)
+open({str(ready)!r}, "w").close()
+time.sleep(60)
+"""])
+    try:
+        deadline = time.time() + 20
+        while not ready.exists():
+            assert time.time() < deadline and holder.poll() is None, "the holder did not start"
+            time.sleep(0.02)
+        with sqlite_snapshot.ReadersLock(str(db)) as lock:
+            assert not lock.held
+        problems: list[str] = []
+        assert list(codex_titles(problems).values()) == ["in the database"] and problems == []
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    with sqlite_snapshot.ReadersLock(str(db)) as lock:
+        assert lock.held
