@@ -149,12 +149,13 @@ def learn(program: str, help_args: tuple[str, ...], cache_folder: str | None, pa
 
 
 def _key(binary: str, help_args: tuple[str, ...]) -> str | None:
-    """The cache key: the binary as it is now (an upgrade changes size or mtime)."""
+    """The cache key: the binary as it is now. An upgrade changes its inode or ctime even where
+    size and mtime stay (npm gives every file the same mtime)."""
     try:
         st = os.stat(binary)
     except OSError:
         return None
-    return f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{' '.join(help_args)}"
+    return f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{' '.join(help_args)}"
 
 
 def _cached(store: str | None, key: str) -> HelpText | None:

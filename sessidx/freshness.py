@@ -4,7 +4,7 @@ A listing is what the apps' `sources()` find: it depends on nothing but the file
 they stat, scan, open or read a link of, and the environment variables they read (their
 rows come from the index cache, whose own identity is checked apart). So while `sources()`
 runs under a `Watch`, every such look is recorded with what it saw (a file's or folder's
-mode, inode, size and mtime, or that it was not there; a folder's mtime changes whenever an
+mode, inode, size, mtime and ctime, or that it was not there; a folder's mtime changes whenever an
 entry is added, removed or renamed), with no app named: the os functions themselves are
 watched. `fresh` then stats those paths again, in bulk, and compares: when all is as
 recorded, building the listing again would find every source unchanged, and `sessidx search`
@@ -18,8 +18,9 @@ behind Python's back), or looks at a path relative to a folder it did not open i
 check then always fails, which costs speed (today's full path runs), never a missed change.
 A folder whose mtime was recent when it was looked at (within RACY_NS: an entry added in the
 same tick of the file system's clock leaves the mtime as it was) has its entry names kept
-too, and compared. A file rewritten in place within one tick at its old size is missed, as
-the index's own stamps miss it.
+too, and compared. A file rewritten in place at its old size with its mtime put back (`touch
+-r`) is seen by its ctime, which no one can set; one rewritten twice within one tick of the
+file system's clock at its old size is missed, as the index's own stamps miss it.
 
 A key-press module: builtins and `os`, `sys`, `marshal` only (see cli.py).
 """
@@ -43,20 +44,20 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 
-VERSION = f"2/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = f"3/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
 # Coarser than any local file system's timestamps (FAT's are 2 s), and than a file system
 # clock's lag behind time.time_ns().
 RACY_NS = 3_000_000_000
 _DIR = 0o040000
-_STAMP = attrgetter("st_mode", "st_ino", "st_size", "st_mtime_ns")
+_STAMP = attrgetter("st_mode", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 
-def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int] | None:
-    """What a look at `path` saw: (mode, inode, size, mtime_ns), None for any error."""
+def _seen(path: Any, follow: bool = True) -> tuple[int, int, int, int, int] | None:
+    """What a look at `path` saw: (mode, inode, size, mtime_ns, ctime_ns), None for any error."""
     try:
         st = _REAL["stat"](path, follow_symlinks=follow)
     except (OSError, ValueError, TypeError):
         return None
-    stamp: tuple[int, int, int, int] = _STAMP(st)
+    stamp: tuple[int, int, int, int, int] = _STAMP(st)
     return stamp
 
 

@@ -18,7 +18,7 @@ from operator import attrgetter, itemgetter
 
 from sessidx import __version__, cache
 from sessidx.apps import HOME_VARS, app_named
-from sessidx.apps.base import report, take_reports
+from sessidx.apps.base import SourceBusy, report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.freshness import watched
 from sessidx.ids import id_fits
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 # to the Python version, which is part of the key too.
 # After the index object, a lookup of each session by its `app:id` (see `_lookup`): marshal
 # reads one object and ignores what follows, so readers of the whole index never see it.
-CACHE_VERSION = f"11/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
+CACHE_VERSION = f"12/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}/{','.join(Session.__slots__)}"
 
 
 class Index:
@@ -226,11 +226,12 @@ def _read_newest_first(reads: list[_AppRead], batches: _Batches) -> None:
 
 
 def _newest_ns(stamp: Any) -> int:
-    """The newest mtime of a source's own files: its stamp starts with (size, mtime_ns) pairs,
-    the source's and a companion's (a database's WAL, a title sidecar). Only an order."""
+    """The newest mtime of a source's own files: its stamp starts with (size, mtime_ns,
+    ctime_ns, inode) groups (readers.stamp), the source's and a companion's (a database's WAL,
+    a title sidecar). Only an order."""
     try:
         own = stamp[1] if type(stamp[1]) is int else 0
-        other = stamp[3] if len(stamp) > 3 and type(stamp[3]) is int else 0
+        other = stamp[5] if len(stamp) > 5 and type(stamp[5]) is int else 0
     except (TypeError, IndexError, KeyError):
         return 0
     return own if own >= other else other
@@ -381,6 +382,7 @@ class _AppRead:
             same = [key for key in same if _checked(name, old_rows, [key]) is not None]
             kept = _checked(name, old_rows, same) or []
         same = set(same) if len(same) < len(current) else same
+        self.old_rows = old_rows  # a source busy right now lists its last good read (see read)
         self.rows = {key: old_rows[key] for key in same} if len(same) < len(old_rows) else old_rows
         self.notes = {key: old_notes[key] for key in old_notes.keys() & same}
         problems += _notes_of(self.notes, self.notes.keys())
@@ -392,7 +394,16 @@ class _AppRead:
 
     def read(self, source: Source) -> None:
         started = time.perf_counter()
-        loaded, source_notes = _read(source, self.app)
+        loaded, source_notes, busy = _read(source, self.app)
+        if busy:  # its stamp left out: read again next time
+            last = _checked(self.app.name, self.old_rows, [source.key]) if source.key in self.old_rows else None
+            if last is not None:
+                loaded = last
+                source_notes.append(f"{source.key}: the last good read is listed ({len(last)} session(s))")
+            else:
+                source_notes.append(f"{source.key}: no earlier read; {len(loaded)} session(s) listed from its files")
+            self.current.pop(source.key, None)
+            self.changed = True
         self.rows[source.key] = [_cache_row(s) for s in loaded]
         if source_notes:
             self.notes[source.key] = source_notes
@@ -412,16 +423,21 @@ def _newest_row(item: tuple[Any, list[list[Any]]]) -> tuple[int, str, str]:
     return (rows[0][5], rows[0][0], rows[0][1]) if rows else (0, "", "")
 
 
-def _read(source: Source, app: App) -> tuple[list[Session], list[str]]:
-    """A source's sessions and what went wrong reading it: bad input is skipped, never raised."""
+def _read(source: Source, app: App) -> tuple[list[Session], list[str], bool]:
+    """A source's sessions, what went wrong reading it, and whether it was busy (SourceBusy: its
+    fallback is what is given): bad input is skipped, never raised."""
     take_reports()
+    busy = False
     try:
         loaded = source.read()
+    except SourceBusy as exc:
+        loaded, busy = exc.fallback, True
+        report(str(exc))
     except Exception as exc:
         loaded = []
         report(f"{source.key}: skipped: {exc}")
     notes = take_reports()
-    return _valid(loaded, source.key, notes, app), notes
+    return _valid(loaded, source.key, notes, app), notes, busy
 
 
 def _notes_of(notes: dict[Any, Any], keys: Iterable[Any]) -> list[str]:

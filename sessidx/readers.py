@@ -418,15 +418,21 @@ def mtime_ms(path: str | os.PathLike[str]) -> int | None:
         return None
 
 
-def stamp(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(size, mtime_ns) of a regular file, or None: what the cache keys on."""
+FileStamp = tuple[int, int, int, int]  # (size, mtime_ns, ctime_ns, inode)
+
+
+def stamp(path: str | os.PathLike[str]) -> FileStamp | None:
+    """(size, mtime_ns, ctime_ns, inode) of a regular file, or None: what the cache keys on.
+    Size and mtime alone miss a rewrite in place at the same size whose mtime was put back
+    (`touch -r`, `rsync -t`, a backup restored): that sets the ctime to now, and a file
+    replaced by another has another inode."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return (st.st_size, st.st_mtime_ns)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
@@ -440,11 +446,11 @@ def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
 
 def stamped_files(
     folder: str, suffix: str, skip_prefix: str = "\0"
-) -> tuple[list[tuple[str, tuple[int, int]]], set[str]]:
-    """(name, (size, mtime_ns)) of the regular files named `*suffix` in `folder` (links followed),
+) -> tuple[list[tuple[str, FileStamp]], set[str]]:
+    """(name, stamp) of the regular files named `*suffix` in `folder` (links followed),
     and the names of its real sub-folders. The stats are relative to the open folder, cheaper
     than one path lookup each: this runs over every transcript on every key press."""
-    found: list[tuple[str, tuple[int, int]]] = []
+    found: list[tuple[str, FileStamp]] = []
     folders: set[str] = set()
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
@@ -462,7 +468,7 @@ def stamped_files(
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        found.append((name, (st.st_size, st.st_mtime_ns)))
+                        found.append((name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
                 elif is_real_dir(entry):
                     folders.add(name)
     except OSError:

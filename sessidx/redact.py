@@ -12,6 +12,15 @@ What is a secret:
 - `Bearer <token>`, `Basic <token>`; URL userinfo (`scheme://user:PASS@host`, and a token as
   the whole userinfo, as in a Sentry DSN); `curl -u user:PASS`, `sshpass -p PASS`,
   `mysql -pPASS` / `--password PASS`;
+- what was typed at a password prompt a tool echoed (`Enter passphrase for key '…': VALUE`,
+  `[sudo] password for alex: VALUE`, `Enter PEM pass phrase: VALUE`, `Password: VALUE` at a
+  line's start): its first word, whatever it holds (a prompt is no talk);
+- a URL's signature parameter (`sig=`, `signature=`, `X-Amz-Signature=`): its whole value up
+  to the next `&`, percent escapes and all (an Azure SAS token's `%2F` once left 16 characters);
+- stored password hashes: the salt and hash of a modular crypt string (`$apr1$`, `$1$`,
+  `$2a$/$2b$/$2y$` bcrypt, `$5$`, `$6$`, `$y$`, `$argon2id$`, `$scrypt$`, `$pbkdf2…$`, as
+  htpasswd and /etc/shadow keep them) and of an LDAP scheme (`{SHA}`, `{SSHA}`, `{MD5}`, …):
+  crackable offline, so as secret as the password;
 - random-looking runs: hex of 32 or more (but 40: a git commit id, which people search), one
   case with letters and digits of 20 or more, mixed case with digits of 24 or more (3 digits)
   or 32, base64 over detect-secrets' entropy floor (4.5), runs starting with a common key
@@ -52,7 +61,7 @@ _PREFIXES = ("sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "githu
              "xoxo-", "xoxp-", "xoxr-", "xoxs-", "AKIA", "ASIA", "AIza", "eyJ", "glpat-", "npm_", "hf_", "pypi-",
              "shpat_", "shpss_", "dop_v1_", "doo_v1_", "sntrys_", "sntryu_", "AGE-SECRET-KEY-")
 # key words, found with str.find in the lower-case text; each is then matched where it stands
-_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "curl", "mysql")
+_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "curl", "mysql", "sig=", "signature=")
 # `key` alone names too many things: only an api, access, private or secret key is one
 _KEY_OWNERS = ("api", "api_", "api-", "access", "access_", "access-", "private", "private_", "secret_")
 _SCHEMES = ("bearer ", "basic ", "token ")  # `Authorization: Bearer <token>`
@@ -91,6 +100,8 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
             if _DIGITS.isdisjoint(run):  # most runs: words, names and paths
                 if len(run) >= 40 or (not run.islower() and run.startswith(_PREFIXES)):
                     _judge_run(text, low, at, end, run, spans)
+                elif at and text[at - 1] in "$}" and (hashed := _password_hash(text, low, at, end)):
+                    spans.append(hashed)
             elif sum(c.isalpha() for c in run) >= 2:
                 _judge_run(text, low, at, end, run, spans)
     for word in _TRIGGERS:
@@ -122,6 +133,8 @@ def _ascii_runs(text: str, low: str, spans: list[tuple[int, int]]) -> None:
         if kinds.find(b"d", at, end) < 0:  # most runs: words, names and paths
             if end - at >= 40 or (text.startswith(_PREFIXES, at, end) and not text[at:end].islower()):
                 _judge_run(text, low, at, end, text[at:end], spans)
+            elif at and text[at - 1] in "$}" and (hashed := _password_hash(text, low, at, end)):
+                spans.append(hashed)
         elif kinds.count(b"a", at, end) >= 2:
             _judge_run(text, low, at, end, text[at:end], spans)
         at = runs.find(_RUN_OF_K, end)
@@ -165,9 +178,14 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _private_keys(text: str, spans: list[tuple[int, int]]) -> None:
-    """A PEM private-key block, from its BEGIN line to its END line (or the text's end)."""
+    """A PEM private-key block, from its BEGIN line to its END line (or the text's end); an END
+    line alone ends a block that began before the text (a snippet's region cut into it)."""
     key = text.find("PRIVATE KEY-----")
     while key >= 0:
+        if text.startswith("-----END ", text.rfind("-----", 0, key)):
+            spans.append((0, key + 16))  # not to the text's end: what follows the block is kept
+            key = text.find("PRIVATE KEY-----", key + 16)
+            continue
         begin = text.rfind("-----BEGIN ", 0, key)
         end_line = text.find("-----END ", key)
         closing = text.find("-----", end_line + 9) if end_line >= 0 else -1
@@ -177,6 +195,9 @@ def _private_keys(text: str, spans: list[tuple[int, int]]) -> None:
 
 
 def _judge_run(text: str, low: str, start: int, end: int, run: str, spans: list[tuple[int, int]]) -> None:
+    if start and text[start - 1] in "$}" and (hashed := _password_hash(text, low, start, end)):
+        spans.append(hashed)
+        return
     if _looks_random(run) or low.endswith(_SCHEMES, max(0, start - 8), start):
         core = run.strip("-_./+~")
         first = start + run.find(core)
@@ -334,8 +355,21 @@ _PATTERNS = {
     "sshpass": r"pass[ \t]+-p[ \t]*" + _VALUE,
     "option": r"(?:^|[ \t])(?:-p|--password[= ]|-u|--user[= ])[ \t]*" + _VALUE,
     "userinfo": r"(?P<user>[^\s:/@?#\"'<>]{0,200})(?::(?P<v>[^\s/@?#\"'<>]{1,200}))?@[\w.-]",
+    # a prompt: the key word, `for <whom>` (quoted parts may hold a colon) or `(<a hint>)`, the
+    # colon, and what was typed (its first word)
+    "prompt": (r"(?:password|passphrase|pass[ \t]+phrase)"
+               r"(?P<clause>[ \t]+(?:for|of|again)\b(?:'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|[^:\n'\"]){0,120}?"
+               r"|[ \t]*\([^)\n]{0,80}\))?[ \t]*:[ \t]*(?P<v>[^\s\"'`]{1,200})"),
+    # what stands before the key word of a prompt: a verb of asking, or sudo's mark
+    "asked": (r"(?:^|\W)(?:enter|re-?enter|retype|repeat|confirm|verify|new|old|current|vault|host|\[sudo\])"
+              r"(?:[ \t]+[\w-]+){0,2}[ \t]+$"),
+    "signature": r"(?:sig|signature)=(?P<v>[^&\s\"'`<>#;,()\[\]{}]{16,})",
+    # `$id$`, then any `param$` and `salt$` parts, up to the run: a modular crypt string
+    "crypt": (r"(?:^|[\s:'\"=,;])\$(?:1|apr1|2[abxy]|5|6|7|y|gy|md5|sha1|argon2(?:id|i|d)|scrypt"
+              r"|pbkdf2(?:-sha(?:1|256|512))?)\$(?:[^\s$'\"]{0,120}\$){0,4}$"),
+    "scheme": r"\{(?:s?sha(?:256|384|512)?|s?md5|crypt|pbkdf2[\w-]{0,20}|argon2|bcrypt)\}$",
 }
-_CASELESS = ("assign", "spaced", "sshpass")
+_CASELESS = ("assign", "spaced", "sshpass", "prompt", "asked", "signature", "scheme")
 _patterns: dict[str, Any] = {}
 
 
@@ -389,6 +423,16 @@ def _after_key_word(text: str, low: str, at: int, word: str, spans: list[tuple[i
         if span := _value_span(m):
             spans.append(span)
         return
+    if word in ("sig=", "signature="):  # a base64 value may begin with `%2F`: no _value_span
+        m = _pattern("signature").match(text, at)
+        value = m.group("v") if m else ""
+        called = text[m.end():m.end() + 1] in ("(", "[") if m else True  # `signature=inspect.signature(f)`
+        if m and value[0] not in "${<" and not _DIGITS.isdisjoint(value) and not called:
+            spans.append(m.span("v"))  # (a base64 signature holds a digit)
+        return
+    if word == "pass" and text.find(":", at, at + 240) >= 0 and (span := _prompted(text, low, at)):
+        spans.append(span)
+        return
     window = text[at:at + 40]  # both need what follows the key word within reach: not worth a match without
     for name in ("assign", "spaced"):
         if (name == "assign" and "=" not in window and ":" not in window
@@ -402,6 +446,33 @@ def _after_key_word(text: str, low: str, at: int, word: str, spans: list[tuple[i
                 return  # $PWD is the current folder
             spans.append(span)
             return
+
+
+def _prompted(text: str, low: str, at: int) -> tuple[int, int] | None:
+    """What was typed at a password prompt whose key word is at `at`: a prompt is one asking
+    (`Enter`, `Retype`, `[sudo]` before it), saying for what (`for key '…'`, `(empty for no
+    passphrase)`), or `Password:` as a line begins (a line joined into one, as a snippet is,
+    keeps its capital). Then any value is one; else the key-word rules judge it."""
+    m = _pattern("prompt").match(text, at)
+    if not m:
+        return None
+    asking = m.group("clause") or _pattern("asked").search(low, max(0, at - 40), at)
+    if not asking and not (text[at] == "P" and (at == 0 or text[at - 1] in " \t\r\n")):
+        return None
+    return _value_span(m)
+
+
+def _password_hash(text: str, low: str, start: int, end: int) -> tuple[int, int] | None:
+    """The run text[start:end] as the hash of a stored password, with its salt: after a modular
+    crypt `$id$` (and its params), masked from after the id; after an LDAP `{SCHEME}`, itself."""
+    if text[start - 1] == "}":
+        brace = text.rfind("{", max(0, start - 16), start)
+        return (start, end) if brace >= 0 and _pattern("scheme").match(text, brace, start) else None
+    m = _pattern("crypt").search(text, max(0, start - 160), start)
+    if not m:
+        return None
+    after_id = text.index("$", m.start() + 2) + 1  # past `$id$`
+    return after_id, end
 
 
 def _userinfo(text: str, at: int, spans: list[tuple[int, int]]) -> None:

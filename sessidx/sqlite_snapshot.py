@@ -3,15 +3,23 @@
 Codex (and opencode, Copilot, Cline) keep their index in WAL mode and leave the `-wal`
 file un-checkpointed, so the main file alone is stale: on the real Codex data an archive
 exists only in the WAL. An `immutable=1` open ignores the WAL, and a plain read-only
-open needs a writable `-shm` next to the database. So the database with its `-wal` (or its
-`-journal`, in rollback mode) is copied into a private temp folder and the copy is read:
-SQLite replays the WAL there, or rolls a hot journal back, so uncommitted rows of a writer
-that is mid-transaction or died are not seen.
+open needs a writable `-shm` next to the database (SQLite 3.40 with `mode=ro&readonly_shm=1`
+still opens the `-wal` O_RDWR|O_CREAT: it makes one where there is none, and as root it
+fchowns both). So the database with its `-wal` (or its `-journal`, in rollback mode) is
+copied into a private temp folder and the copy is read: SQLite replays the WAL there, or
+rolls a hot journal back, so uncommitted rows of a writer that is mid-transaction or died
+are not seen.
 
-A writer may change the files while they are copied (a TRUNCATE checkpoint empties the WAL
-after moving it into the database): the copy counts only if no file changed during it, and
-is taken again otherwise. If no consistent copy can be had, the original is opened
-`immutable=1` (stale but better than nothing) and the caller is told, in `notes`.
+A writer may change the files while they are copied. In WAL mode the copy takes, in the
+`-shm` opened read-only, the shared lock SQLite's own readers of the database file take
+(read lock 0, in the WAL format's lock bytes): while it is held no checkpoint writes into the
+database, so the database copied is the one the WAL builds on, and whatever the WAL copy holds
+(frames appended, or the WAL restarted or truncated after a checkpoint that had already moved
+every frame in) SQLite replays a whole commit prefix of it over that database. Without the
+lock (no `-shm`, a checkpoint holding it), the copy counts only if no file changed during it,
+and is taken again otherwise. If no consistent copy can be had, StoreBusy says so (the index
+keeps the rows of the last good read); a store that cannot be copied at all is opened
+`immutable=1` (stale but better than nothing), and the caller is told, in `notes`.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator  # sqlite3 loads both modules anyway
+from io import BufferedReader  # loaded by open() anyway
 from types import TracebackType
 
 from sessidx.readers import open_regular
@@ -34,6 +43,10 @@ _COMPANIONS = ("-wal", "-journal")
 
 class StoreError(Exception):
     """The store cannot be read at all; the message says why."""
+
+
+class StoreBusy(StoreError):
+    """A writer kept the store changing through every copy: no consistent one could be had now."""
 
 
 def _text(errors: str) -> Callable[[bytes], str]:
@@ -157,13 +170,16 @@ def _wal_header(path: str) -> bytes:
         return b""
 
 
-def _held_still(before: State, after: State) -> bool:
+def _held_still(before: State, after: State, locked: bool = False) -> bool:
     """No writer changed what the copy holds: the database and journal as they were, the WAL
     the same WAL (inode, header), only longer. A checkpoint writes into the database and a
-    restart rewrites the WAL header: both are changes."""
+    restart rewrites the WAL header: both are changes. `locked`: read lock 0 was held (see
+    ReadersLock), so any WAL is one SQLite replays a commit prefix of over this database."""
     wal = 1 + _COMPANIONS.index("-wal")
     if before[:wal] + before[wal + 1:] != after[:wal] + after[wal + 1:]:
         return False
+    if locked:
+        return True
     old, new = before[wal], after[wal]
     if old is None or new is None:
         return old == new
@@ -189,26 +205,27 @@ def _consistent_copy(db: str, tmp: str, notes: list[str], strict: bool = False) 
         return None
     copy = os.path.join(tmp, os.path.basename(db))
     for attempt in range(COPY_ATTEMPTS):
-        if attempt:  # after the pause: what the writer did during it is no change to this copy
-            before = _state(db)
         for suffix in ("", *_COMPANIONS):
             try:  # noqa: SIM105 - contextlib is what this module no longer loads
                 os.unlink(f"{copy}{suffix}")
             except FileNotFoundError:
                 pass
         failed = None
-        try:
-            _copy(db, copy)
-            for suffix, st in zip(_COMPANIONS, before[1:], strict=True):
-                if st is not None:
-                    _copy(f"{db}{suffix}", f"{copy}{suffix}")
-        except OSError as exc:  # a WAL removed by its writer's last close is a change too
-            failed = exc
-        after = _state(db)
+        with ReadersLock(db) as lock:
+            # taken now: what a writer did before the lock (or during the pause) is no change to this copy
+            before = _state(db)
+            try:
+                _copy(db, copy)
+                for suffix, st in zip(_COMPANIONS, before[1:], strict=True):
+                    if st is not None:
+                        _copy(f"{db}{suffix}", f"{copy}{suffix}")
+            except OSError as exc:  # a WAL removed by its writer's last close is a change too
+                failed = exc
+            after = _state(db)
         if failed is not None and after == before:
             notes.append(f"{db}: could not copy it ({failed.strerror or failed})")
             return None
-        if failed is None and _held_still(before, after):
+        if failed is None and _held_still(before, after, lock.held):
             conn, damage = _open_copy(copy)
             if conn is not None:
                 return conn
@@ -216,8 +233,47 @@ def _consistent_copy(db: str, tmp: str, notes: list[str], strict: bool = False) 
                 raise StoreError(f"{db}: damaged ({damage})")
         if attempt + 1 < COPY_ATTEMPTS:
             time.sleep(min(0.1, 0.005 * 2**attempt))  # a writer mid-checkpoint is done within milliseconds
-    notes.append(f"{db}: changed during every one of {COPY_ATTEMPTS} copies")
-    return None
+    raise StoreBusy(f"{db}: changed during every one of {COPY_ATTEMPTS} copies")
+
+
+# The WAL format's locks are bytes of the -shm from offset 120 on (documented in SQLite's
+# walformat.html, fixed for compatibility): WAL_WRITE_LOCK 0, CKPT 1, RECOVER 2, then READ
+# locks 0-4. A checkpoint copies frames into the database only while it holds READ lock 0
+# exclusively; readers that read the database file alone hold it shared.
+_READ_LOCK_0 = 120 + 3
+
+
+class ReadersLock:
+    """Holds read lock 0 of a WAL store, shared, through an O_RDONLY -shm (fcntl locks need no
+    write access), when there is a -shm and no checkpoint holds it: `held` says whether. The
+    lock goes when the -shm is closed; nothing is written."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self.file: BufferedReader | None = None
+        self.held = False
+
+    def __enter__(self) -> ReadersLock:
+        if not os.path.exists(f"{self.db}-shm"):
+            return self  # no connection has it open in WAL mode, or it is in rollback mode
+        try:
+            import fcntl
+        except ImportError:  # not a POSIX system: the copy is judged by the files alone
+            return self
+        self.file = open_regular(f"{self.db}-shm")
+        if self.file is None:
+            return self
+        try:
+            fcntl.lockf(self.file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB, 1, _READ_LOCK_0, os.SEEK_SET)
+            self.held = True
+        except OSError:  # a checkpoint is copying frames into the database right now
+            pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()  # releases the lock
+            self.file = None
 
 
 def _open_copy(copy: str) -> tuple[sqlite3.Connection | None, str]:

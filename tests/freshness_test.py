@@ -194,10 +194,28 @@ def test_a_recent_folder_keeps_its_entries(home, monkeypatch):
     folder = next(Path(path) for path, _ in names if path.endswith("-w-shop"))
     stamp = folder.stat()
     ClaudeSession(cwd="/w/shop", prompt="Make the checkout faster").write(home)
-    os.utime(folder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # as if in the same tick
+    os.utime(folder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # its mtime as if in the same tick
     assert _kept("checkout") is None
+    # in one tick the ctime (which utime set to now) would not have moved either: no stat shows it
+    monkeypatch.setattr(freshness, "_holds", lambda present: True)
+    assert not freshness.fresh(_record(), current_env())  # the names see it
     monkeypatch.setattr(freshness, "_names", lambda item: True)
     assert freshness.fresh(_record(), current_env())  # without the names it would have passed
+
+
+def test_a_same_size_rewrite_with_its_mtime_put_back(made):
+    """`touch -r` after a rewrite in place at the same size (backup and sync tools): the ctime
+    moved, and a check of mode, inode, size and mtime alone would have passed."""
+    path = made["one"]
+    before = path.stat()
+    data = path.read_bytes()
+    with path.open("r+b") as f:
+        f.write(data.replace(b"flaky", b"shaky"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _kept("flaky") is None
+    assert "shaky" in _full("shaky") and _full("flaky") == ""
+    looked = [key for key in _BEFORE if key[0] == str(path)]
+    assert looked and all(freshness._seen(*key)[:4] == _BEFORE[key][:4] for key in looked)  # type: ignore[index]
 
 
 def test_a_listing_that_writes_is_never_trusted(home, monkeypatch):

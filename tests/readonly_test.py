@@ -68,7 +68,7 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
             (folder / cred).write_text('{"secret": "do not open"}')
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     RECORDER.roots = (str(home),)
-    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in home.rglob("*"))
     RECORDER.active = True
     try:
         index = build(current_env(), APPS.values())
@@ -84,7 +84,7 @@ def test_indexing_real_homes_writes_nothing_and_opens_no_credentials(realdata, t
     assert RECORDER.writes == []
     assert not [p for p in RECORDER.opened if Path(p).name in CREDENTIALS]
     assert RECORDER.opened  # the hook saw the reads, so it would have seen a write
-    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in home.rglob("*"))
     assert before == after  # nothing created, renamed, deleted or touched
 
 
@@ -101,7 +101,7 @@ def test_pi_hermes_openhands_gptme_write_nothing_and_open_no_credentials(realdat
         (home / cred).write_text('{"api_key": "do not open"}\nOPENAI_API_KEY=do-not-open\n')
     monkeypatch.setenv("SESSIDX_HOME", str(home))
     RECORDER.roots = (str(home),)
-    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in home.rglob("*"))
     RECORDER.active = True
     try:
         index = build(current_env(), APPS.values())
@@ -116,7 +116,7 @@ def test_pi_hermes_openhands_gptme_write_nothing_and_open_no_credentials(realdat
     opened = {os.path.relpath(p, home) for p in RECORDER.opened}
     assert not opened & set(NEW_APP_CREDENTIALS)
     assert {".hermes/state.db", ".pi/agent/sessions"} & {p.split("/--")[0] for p in opened}  # the hook saw the reads
-    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*"))
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in home.rglob("*"))
     assert before == after
 
 
@@ -128,7 +128,7 @@ def test_synthetic_homes_are_read_only_too(tmp_path, monkeypatch):
     make_home(tmp_path / "syn")
     monkeypatch.setenv("SESSIDX_HOME", str(tmp_path / "syn" / "home"))
     RECORDER.roots = (str(tmp_path / "syn"),)
-    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (tmp_path / "syn").rglob("*"))
+    before = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in (tmp_path / "syn").rglob("*"))
     RECORDER.active = True
     try:
         index = build(current_env(), APPS.values())
@@ -140,7 +140,7 @@ def test_synthetic_homes_are_read_only_too(tmp_path, monkeypatch):
     assert {s.app for s in index.sessions} == {"cursor", "kiro", "q", "qoder", "aider"}
     assert stats["messages"] > 0 and all(previewed)
     assert RECORDER.writes == [] and RECORDER.opened
-    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (tmp_path / "syn").rglob("*"))
+    after = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in (tmp_path / "syn").rglob("*"))
     assert before == after
 
 

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from homes import CodexThread, write_codex_home
 
 from sessidx.apps import APPS
 from sessidx.config import current_env
@@ -21,8 +22,9 @@ from tests.content_test import (
     plant,
     search_json,
     sessions_of,
+    transcript,
 )
-from tests.secret_corpus import CORPUS, KEPT, pieces
+from tests.secret_corpus import CORPUS, KEPT, TOOL_PRINTED, pieces
 
 EVERY_APP = list(APPS)
 
@@ -155,3 +157,48 @@ def test_the_previews_last_exchanges_show_no_secret(home):
     assert "said lately" in shown and "deploy it" in shown and "password" in shown
     for _, value in CORPUS:
         assert leaks(shown, value) == [], value
+
+
+def test_secrets_printed_by_tools_in_claude_and_codex_are_neither_found_nor_shown(home, monkeypatch):
+    """Round four: an htpasswd `$apr1$` hash, a passphrase echoed at a prompt and the first 16
+    characters of an Azure SAS `sig=` (cut at its `%2F`) were found by a search and shown in
+    snippets and the preview, when a tool printed them (`cat .htpasswd`, `ssh-add`, `az storage`)."""
+    from sessidx.content import store
+    from sessidx.content.query import search
+
+    output = "\n".join(["the zqtoolcontrol output", *(f"zqt{i:02d}x {text}" for i, (text, _) in enumerate(TOOL_PRINTED))])
+    (a,) = claude_home(home, "Check the server credentials")
+    with transcript(home, a).open("a") as f:
+        f.write(json.dumps({"type": "assistant", "sessionId": a.session_id, "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat .htpasswd"}}]}}) + "\n")
+        f.write(json.dumps({"type": "user", "sessionId": a.session_id, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": output}]},
+            "toolUseResult": {"stdout": output, "stderr": ""}}) + "\n")
+    thread = CodexThread(cwd="/w/codex", title="Rotate the storage keys")
+    write_codex_home(home, [thread])
+    rollout = next(home.rglob(f"*{thread.thread_id}.jsonl"))
+    with rollout.open("a") as f:
+        f.write(json.dumps({"type": "response_item", "payload": {
+            "type": "function_call", "call_id": "c1", "name": "shell", "arguments": '{"command": ["cat", ".htpasswd"]}'}})
+                + "\n")
+        f.write(json.dumps({"type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c1",
+            "output": f"Chunk ID: ab12\nProcess exited with code 0\nOutput:\n{output}"}}) + "\n")
+    ids = {a.session_id, thread.thread_id}
+    assert {h["id"] for h in search_json(home, "zqtoolcontrol")} == ids  # the index is built as a user builds it
+
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    db = store.connect(current_env())
+    found, shown = [], []
+    for i, (_, value) in enumerate(TOOL_PRINTED):
+        found += [(value, query) for query in [value, *pieces(value)] if search(db, query)]
+        hits = search(db, f"zqt{i:02d}x", snippet_width=300)
+        assert {h.session.id for h in hits} == ids, value
+        shown += [(value, h.snippet) for h in hits if leaks(h.snippet, value)]
+    for session in (f"claude:{a.session_id}", f"codex:{thread.thread_id}"):
+        preview = run_cli("preview", "--shell", "bash", session,
+                          env={"SESSIDX_HOME": str(home), "FZF_PREVIEW_COLUMNS": "4000", "FZF_PROMPT": "content> ",
+                               "FZF_QUERY": "zqtoolcontrol"}).stdout
+        assert "best match" in preview and "zqtoolcontrol" in preview and f"zqt{len(TOOL_PRINTED) - 1:02d}x" in preview
+        shown += [(value, session) for _, value in TOOL_PRINTED if leaks(preview, value)]
+    assert found == [] and shown == [], f"{len(found)} found, {len(shown)} shown of {len(TOOL_PRINTED)} shapes"

@@ -81,6 +81,34 @@ CORPUS: list[tuple[str, str]] = [
      "-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz"),
 ]
 
+# Printed by tools (`cat .htpasswd`, `ssh-add`, `sudo -S`, `az storage … generate-sas`): stored
+# password hashes, what was typed at a prompt the tool echoed, a SAS signature with its escapes.
+TOOL_PRINTED: list[tuple[str, str]] = [
+    ("admin:$apr1$Jx8Qz1lK$HqJZimcKQFAMYayBlzkrA/", "HqJZimcKQFAMYayBlzkrA/"),
+    ("admin:$apr1$Jx8Qz1lK$HqJZimcKQFAMYayBlzkrA/", "Jx8Qz1lK"),  # the salt goes too
+    ("bob:$2y$05$c4WoMPo3SXsafkva.HHa6uXQZWr7oboPiC2bT/r7q1BB8I2s0BRqC",
+     "c4WoMPo3SXsafkva.HHa6uXQZWr7oboPiC2bT/r7q1BB8I2s0BRqC"),
+    ("carol:$2b$12$Wq9zLx2Rt7Vb4Nc8Kd3HsOeJf1Pw5Zy0GaQmT6uXrI8cE4nBd2LhS", "Wq9zLx2Rt7Vb4Nc8Kd3HsOeJf1Pw5Zy0GaQmT6uXrI8cE4nBd2LhS"),
+    ("dave:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=", "W6ph5Mm5Pz8GgiULbPgzG37mj9g"),
+    ("erin:{SSHA}Zq8xRkLmVtYwNpcXkmQLpVtYwRzAb", "Zq8xRkLmVtYwNpcXkmQLpVtYwRzAb"),
+    ("root:$6$rounds=5000$Qm8rZt2V$Xk9mQ2Lp5Vt8Yw3Rz0aB7cD1eF4gH6iJ9kL2mN5oP8qR1sT4uV7wX0yZ3aB6cD9eF2gH5iJ8kL1mN4oP7qR0sT:19700:0:99999:7:::",
+     "Xk9mQ2Lp5Vt8Yw3Rz0aB7cD1eF4gH6iJ9kL2mN5oP8qR1sT4uV7wX0yZ3aB6cD9eF2gH5iJ8kL1mN4oP7qR0sT"),
+    ("$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHRzYWx0$RdescudvJCsgt3ub+b+dWRWJTmaaJObGhHqJZimcKQF",
+     "RdescudvJCsgt3ub+b+dWRWJTmaaJObGhHqJZimcKQF"),
+    ("Enter passphrase: hunter2-xyz", "hunter2-xyz"),
+    ("Enter passphrase for key '/home/alex/.ssh/id_ed25519': Rosebud-Sled", "Rosebud-Sled"),
+    ("[sudo] password for alex: Tangerine-Dream", "Tangerine-Dream"),
+    ("Enter PEM pass phrase: Marigold77", "Marigold77"),
+    ("Password for 'https://alex@github.com': Spaghetti-Western", "Spaghetti-Western"),
+    ("Enter host password for user 'alex': Zeppelin-Lead", "Zeppelin-Lead"),
+    ("Password: correcthorsebattery", "correcthorsebattery"),
+    ("https://alexstore.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31T00:00:00Z"
+     "&spr=https&sig=4kQ9mZr2VtYw8LpX%2Fc5NbG7dJh3SfA1eUo6RqT0%3D", "4kQ9mZr2VtYw8LpX%2Fc5NbG7dJh3SfA1eUo6RqT0%3D"),
+    ("se=2026-12-31&sp=r&sv=2022-11-02&sr=c&sig=%2BZq8xR2kLm9Vt4Yw7Np3c%2BXk9mQ2Lp5Vt8Yw3Rz0%3D",
+     "%2BZq8xR2kLm9Vt4Yw7Np3c%2BXk9mQ2Lp5Vt8Yw3Rz0%3D"),
+]
+CORPUS += TOOL_PRINTED
+
 # Said next to the secrets and never masked: the key words themselves and what only looks close.
 KEPT = [
     "forgot my password again", "the token expired yesterday", "rotate the api key monthly", "PWD=/home/alex/app",
@@ -89,6 +117,9 @@ KEPT = [
     "tests/test_login_flow_2024.py", "python3.11 -m pytest -q", "the password field is empty",
     "https://docs.python.org/3/library/re.html", "secret: ${SECRET_FROM_VAULT}", "version v1.24.3-rc2",
     "a TwoWordsCamelCaseIdentifierName here",
+    'echo "$1$2" costs $5$ each, see $HOME_DIRECTORY_PATH_LONG', "signature=inspect.signature(func)",
+    "the password: forgotten", "Enter passphrase: \nIdentity added: /home/alex/.ssh/id_ed25519 (alex@laptop)",
+    "sig=${SAS_SIGNATURE_FROM_THE_VAULT}", "x = {SOME_LONG_PLACEHOLDER_NAME}",
 ]
 
 

@@ -318,3 +318,172 @@ def test_the_private_copy_is_closed_without_an_fsync(home):
     with sqlite_snapshot.snapshot(codex / "state_5.sqlite") as conn:
         assert conn.execute("pragma synchronous").fetchone()[0] == 0  # off
         assert conn.execute("select count(*) from threads").fetchone()[0] == 1
+
+
+def test_thirty_lists_beside_a_writer_checkpointing_with_truncate_miss_no_thread(home):
+    """Round four: a writer inserting threads that exist only in the database and running a
+    TRUNCATE checkpoint after each commit. The file copies never held still, the store was read
+    in place without its WAL, found "damaged (invalid page number)" and listed from the rollouts:
+    18 of 30 lists showed none of the database's own threads. SQLite's read-only backup takes
+    the readers' lock, so every list holds every thread committed before it began."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/on-disk", title="has a rollout")])
+    db = codex / "state_5.sqlite"
+    conn = sqlite3.connect(db)  # 16 MB: each copy takes long enough for a commit and a checkpoint
+    conn.execute("create table padding (b blob)")
+    conn.executemany("insert into padding values (zeroblob(1024 * 1024))", [()] * 16)
+    conn.commit()
+    conn.close()
+    committed = home.parent / "committed"
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import os, sqlite3, time
+db = sqlite3.connect({str(db)!r})
+row = list(db.execute("select * from threads").fetchone())
+deadline, n = time.time() + 120, 0  # bounded: the test stops it sooner
+while time.time() < deadline:
+    n += 1
+    row[0] = f"0e000000-0000-4000-8000-{{n:012d}}"
+    row[1] = f"/nowhere/rollout-{{n}}.jsonl"  # only in the database
+    db.execute(f"insert into threads values ({{','.join('?' * len(row))}})", row)
+    db.commit()
+    with open({str(committed)!r} + ".tmp", "w") as f:
+        f.write(str(n))
+    os.replace({str(committed)!r} + ".tmp", {str(committed)!r})
+    db.execute("pragma wal_checkpoint(TRUNCATE)")
+"""])
+    missing = []
+    try:
+        deadline = time.time() + 20
+        while not committed.exists():
+            assert time.time() < deadline and writer.poll() is None, "the writer did not start"
+            time.sleep(0.02)
+        for _ in range(30):
+            floor = int(committed.read_text())
+            done = run_cli("list", "--json", "--app", "codex")
+            ids = {json.loads(line)["id"] for line in done.stdout.splitlines()}
+            wanted = {f"0e000000-0000-4000-8000-{n:012d}" for n in range(1, floor + 1)}
+            missing.append(len(wanted - ids))
+        problems = run_cli("build", "-v").stderr
+        assert writer.poll() is None  # it wrote during every list
+        assert int(committed.read_text()) > floor  # and kept committing
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
+    assert missing == [0] * 30, f"{sum(n > 0 for n in missing)} of 30 lists missed threads: {missing}"
+    assert not [p for p in problems.splitlines() if "state_5.sqlite" in p], problems
+
+
+def test_a_store_left_open_is_copied_under_the_readers_lock_without_a_byte_written_beside_it(home):
+    """A writer killed with its WAL and -shm left behind: the copy takes read lock 0 through the
+    -shm opened read-only, and the three files stay as they were, to the ctime (SQLite's own
+    read-only open would have opened the -wal to write, made one where there was none, and as
+    root fchowned both)."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/0", title="in the database")])
+    db = codex / "state_5.sqlite"
+    subprocess.run([sys.executable, "-c", f"""
+import os, sqlite3
+c = sqlite3.connect({str(db)!r})
+c.execute("pragma wal_autocheckpoint=0")
+c.execute("update threads set title = 'only in the WAL'")
+c.commit()
+os._exit(0)  # no close: the WAL and the -shm stay
+"""], check=True)
+    assert {"state_5.sqlite-wal", "state_5.sqlite-shm"} <= {p.name for p in codex.iterdir()}
+
+    def stats() -> list[tuple[str, int, int, int, int]]:
+        return [(p.name, p.stat().st_ino, p.stat().st_size, p.stat().st_mtime_ns, p.stat().st_ctime_ns)
+                for p in sorted(codex.iterdir())]
+
+    before = stats()
+    held = []
+    real_copy = sqlite_snapshot._copy
+
+    def copy_noting_the_lock(source: str, target: Path) -> None:
+        probe = subprocess.run([sys.executable, "-c", f"""
+import fcntl, sys
+f = open({str(db)!r} + "-shm", "r+b")  # as a writer opens it (opening changes nothing)
+try:
+    fcntl.lockf(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 123, 0)
+except (BlockingIOError, PermissionError):
+    sys.exit(3)  # what a checkpoint finds: it may not copy frames into the database now
+"""], check=False)
+        held.append(probe.returncode)
+        real_copy(source, target)
+
+    problems: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sqlite_snapshot, "_copy", copy_noting_the_lock)
+        assert list(codex_titles(problems).values()) == ["only in the WAL"]
+    assert problems == [] and held == [3, 3]  # the database and its WAL copied under the lock
+    assert stats() == before
+
+
+def test_a_store_that_never_holds_still_lists_its_last_good_read(home, monkeypatch):
+    """When no copy can be had consistent, the rows of the last good read are listed, with a
+    note, rather than none of the threads that live only in the database; the source is read
+    again next time. With no earlier read, its rollouts are listed."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/0", title="has a rollout")])
+    db = codex / "state_5.sqlite"
+    only_in_db = "0f000000-0000-4000-8000-000000000001"
+    conn = sqlite3.connect(db)
+    row = list(conn.execute("select * from threads").fetchone())
+    conn.execute(f"insert into threads values ({','.join('?' * len(row))})", [only_in_db, "/nowhere", *row[2:]])
+    conn.commit()
+    conn.close()
+    assert only_in_db in codex_titles()  # a good read, cached
+
+    conn = sqlite3.connect(db)  # the store changes (its stamp with it), and every copy of it is torn
+    conn.execute("update threads set title = 'renamed'")
+    conn.commit()
+    conn.close()
+
+    def torn(patch: pytest.MonkeyPatch) -> None:
+        patch.setattr(sqlite_snapshot, "_held_still", lambda *args: False)
+        patch.setattr(sqlite_snapshot.time, "sleep", lambda seconds: None)
+
+    problems: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        torn(patch)
+        titles = codex_titles(problems)
+    assert titles[only_in_db] == "has a rollout"  # as last read
+    assert any("changed during every one of" in p for p in problems)
+    assert any("the last good read is listed (2 session(s))" in p for p in problems), problems
+
+    problems = []  # the writer is done: read again, though the files did not change since
+    assert codex_titles(problems)[only_in_db] == "renamed" and problems == []
+
+    (home.parent / "cache").rename(home.parent / "cache-aside")  # no earlier read: the rollouts are listed
+    problems = []
+    with pytest.MonkeyPatch.context() as patch:
+        torn(patch)
+        assert set(codex_titles(problems)) == set(titles) - {only_in_db}
+    assert any("no earlier read; 1 session(s) listed from its files" in p for p in problems), problems
+
+
+def test_while_a_checkpoint_holds_read_lock_0_the_copy_is_judged_by_the_files(home):
+    """A checkpoint copying frames into the database holds read lock 0 exclusively: the lock is
+    not had, and the copy counts only if the files held still (as without a -shm)."""
+    codex = write_codex_home(home, [CodexThread(cwd="/w/0", title="in the database")])
+    db = codex / "state_5.sqlite"
+    (codex / "state_5.sqlite-shm").write_bytes(bytes(32768))  # as a writer's, but only this test's
+    ready = home.parent / "locked"
+    holder = subprocess.Popen([sys.executable, "-c", f"""
+import fcntl, time
+f = open({str(db)!r} + "-shm", "r+b")
+fcntl.lockf(f.fileno(), fcntl.LOCK_EX, 1, 123, 0)
+open({str(ready)!r}, "w").close()
+time.sleep(60)
+"""])
+    try:
+        deadline = time.time() + 20
+        while not ready.exists():
+            assert time.time() < deadline and holder.poll() is None, "the holder did not start"
+            time.sleep(0.02)
+        with sqlite_snapshot.ReadersLock(str(db)) as lock:
+            assert not lock.held
+        problems: list[str] = []
+        assert list(codex_titles(problems).values()) == ["in the database"] and problems == []
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    with sqlite_snapshot.ReadersLock(str(db)) as lock:
+        assert lock.held

@@ -104,6 +104,16 @@ class SourceError(Exception):
     """This source cannot be read; the message says why. Other sources go on."""
 
 
+class SourceBusy(SourceError):
+    """This source cannot be read consistently right now (a writer at work): the index lists
+    the rows of its last good read, and reads it again next time. `fallback`: what to list
+    when there was no earlier read (the app's own files, read without the store)."""
+
+    def __init__(self, message: str, fallback: list[Session] | None = None) -> None:
+        super().__init__(message)
+        self.fallback = fallback or []
+
+
 _REPORTED: list[str] = []
 
 
@@ -122,12 +132,14 @@ def read_table(db: str, table: str, columns: list[str], strict: bool = False) ->
 
 def read_tables(db: str, tables: dict[str, list[str]], strict: bool = False) -> dict[str, list[dict[str, object]]]:
     """`read_table` for several tables of one store, from one snapshot."""
-    from sessidx.sqlite_snapshot import StoreError, select_present, snapshot
+    from sessidx.sqlite_snapshot import StoreBusy, StoreError, select_present, snapshot
 
     notes: list[str] = []
     try:
         with snapshot(db, notes, strict=strict) as conn:
             return {table: list(select_present(conn, table, columns)) for table, columns in tables.items()}
+    except StoreBusy as exc:
+        raise SourceBusy(str(exc)) from None
     except StoreError as exc:
         raise SourceError(str(exc)) from None
     except Exception as exc:  # whatever else a damaged store raises: this store is unreadable, the rest go on
@@ -378,9 +390,9 @@ def rows_by_session(db: str, table: str, columns: list[str], session_column: str
 
 
 def stamp_or_none(path: str | os.PathLike[str]) -> Stamp:
-    """(size, mtime_ns) of an optional companion file, (None, None) when it is absent."""
+    """The stamp of an optional companion file (readers.stamp), all None when it is absent."""
     st = stamp(path)
-    return st if st is not None else (None, None)
+    return st if st is not None else (None, None, None, None)
 
 
 def source_for_file(path: str, extra: Stamp, load: Callable[..., list[Session]],

@@ -15,6 +15,7 @@ from sessidx.apps.base import (
     AppPlan,
     ArgvBuilder,
     Source,
+    SourceBusy,
     SourceError,
     carry_or_override,
     json_markers,
@@ -159,6 +160,10 @@ def load_database(db: str, home: str) -> list[Session]:
     sessions = []
     try:
         rows = read_table(db, "threads", THREAD_COLUMNS, strict=True)
+    except SourceBusy as exc:
+        # A writer at work: the index keeps the last good read (with the threads that live only
+        # in the database); the rollouts are what it lists when it has none.
+        raise SourceBusy(str(exc), load_rollouts(home, names)) from None
     except SourceError as exc:
         # The database is damaged: the rollouts still say it all, and build -v says so.
         report(f"{exc}; listed from the rollout files instead")

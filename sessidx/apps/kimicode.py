@@ -21,10 +21,12 @@ from sessidx.apps.base import (
     AppPlan,
     ArgvBuilder,
     Source,
+    Stamp,
     json_markers,
     loose_reason,
     one,
     said_in,
+    stamp_or_none,
     tool_words,
 )
 from sessidx.model import Session
@@ -83,9 +85,8 @@ def is_kimi_code(cli: CliHelp) -> bool:
     return cli.has(KIMI_CODE_ONLY) and not cli.has(KIMI_CLI_ONLY)
 
 
-def index_stamp(env: Env) -> tuple[int | None, int | None]:
-    st = stamp(os.path.join(home(env), "session_index.jsonl"))
-    return st if st is not None else (None, None)
+def index_stamp(env: Env) -> Stamp:
+    return stamp_or_none(os.path.join(home(env), "session_index.jsonl"))
 
 
 def _wire_facts(wire: str) -> tuple[str | None, str | None, bool, str | None]:
@@ -133,7 +134,7 @@ class KimiCode:
             for session in subdirs(workspace.path):
                 state = stamp(os.path.join(session.path, "state.json"))
                 if state is not None:
-                    wire = stamp(os.path.join(session.path, "agents", "main", "wire.jsonl")) or (None, None)
+                    wire = stamp_or_none(os.path.join(session.path, "agents", "main", "wire.jsonl"))
                     yield Source(os.path.join(session.path, "agents", "main", "wire.jsonl"), state + wire,
                                  self._load, session.path)
 

@@ -88,11 +88,13 @@ def parse_conversation(folder: str) -> Session | None:
                    path=os.path.join(folder, "events"))
 
 
-def _folder_stamp(path: str) -> tuple[int | None, int | None]:
+def _folder_stamp(path: str) -> tuple[int | None, int | None, int | None, int | None]:
+    """A folder's part of a stamp, laid out as readers.stamp's (size none)."""
     try:
-        return (None, os.stat(path).st_mtime_ns)  # a new event file changes the folder's mtime
+        st = os.stat(path)  # a new event file changes the folder's mtime and ctime
     except OSError:
-        return (None, None)
+        return (None, None, None, None)
+    return (None, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 class OpenHands:

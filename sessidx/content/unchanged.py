@@ -2,7 +2,7 @@
 
 The listing already compares every source's stamp with what its cache holds, and rewrites its
 cache file whenever one changed. So when that file is the very one it was at the end of the
-last complete content refresh (same inode, size and mtime), no session changed since, and
+last complete content refresh (same inode, size, mtime and ctime), no session changed since, and
 `sessidx search` needs no look at its sources one by one: the refresh then costs what a warm
 `list` costs. The stamp is kept in the index itself (dropped with it), and only after a refresh
 that left every source indexed.
@@ -24,7 +24,7 @@ def listing_stamp(path: str | None) -> str | None:
         st = os.stat(path) if path else None
     except OSError:
         return None
-    return f"{st.st_ino} {st.st_size} {st.st_mtime_ns}" if st else None
+    return f"{st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}" if st else None
 
 
 def unchanged(db: sqlite3.Connection, stamp: str | None) -> bool:
