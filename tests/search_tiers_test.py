@@ -151,3 +151,48 @@ def test_since_and_until_on_search_and_list(home):
     assert bad.returncode != 0 and "not a time" in bad.stderr and "Traceback" not in bad.stderr
     span = moment_ms("2026-11-20", until=True) - moment_ms("2026-11-20")
     assert span // 3_600_000 in (23, 24, 25)  # --until a date keeps that whole day
+
+
+def said(home, s: ClaudeSession, *messages: str, when: float) -> None:
+    """Messages added to a session's transcript, each a record of its own."""
+    path = next(home.rglob(f"{s.session_id}.jsonl"))
+    with path.open("a") as f:
+        for text in messages:
+            f.write(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n")
+    os.utime(path, (when, when))
+
+
+def test_the_order_is_over_every_match_and_a_limit_only_cuts_it(home, monkeypatch):
+    """One session says the three words in one message, 70 newer ones say them in three messages
+    of one stretch, each more often (bm25 ranks their rows higher): the one-message session is
+    first at every limit, and search, search --json and the picker's rows list the same order."""
+    now = time.time()
+    (target,) = sessions(home, deep=("the staging deploy hit a timeout and we did a rollback of the release",))
+    said(home, target, *(f"unrelated talk about the build matrix number {i} " * 6 for i in range(8)), when=now - 5000)
+    spread = sessions(home, *["Look at the repository layout"] * 70)
+    for i, s in enumerate(spread):
+        said(home, s, "staging staging", "timeout timeout", "rollback rollback", when=now - 1000 + i)
+    db = indexed(home, monkeypatch)
+    whole = [h.session.id for h in search(db, "staging timeout rollback", limit=100)]
+    assert whole[0] == target.session_id and len(whole) == 71
+    for limit in (1, 5, 10, 20, 30, 40, 45, 71):
+        assert [h.session.id for h in search(db, "staging timeout rollback", limit=limit)] == whole[:limit], limit
+    env = {"SESSIDX_HOME": str(home)}
+    listed = run_cli("search", "staging timeout rollback", "--json", "--limit", "30", env=env).stdout
+    assert [json.loads(line)["id"] for line in listed.splitlines()] == whole[:30]
+    picker = run_cli("lines", "--content", "staging timeout rollback", env=env).stdout.splitlines()[1:]
+    assert [row.rsplit("\t", 1)[1].split(":", 1)[1] for row in picker] == whole[:30]
+
+
+def test_an_identifiers_inner_parts_find_it_and_the_whole_word_still_does(home, monkeypatch):
+    flush, refresher, snake = sessions(home, "why does flushPendingAcks block the consumer",
+                                       "the SessionTokenRefresher races on logout",
+                                       "rename retry_backoff_max in the kafka-consumer-config")
+    db = indexed(home, monkeypatch)
+    for query, meant in (("PendingAcks", flush), ("pendingacks", flush), ("flushPendingAcks", flush),
+                         ("pending acks", flush), ("TokenRefresher", refresher), ("Refresher", refresher),
+                         ("SessionTokenRefresher", refresher), ("backoff_max", snake), ("consumer-config", snake),
+                         ("retry_backoff_max", snake)):
+        hits = search(db, query)
+        assert [h.session.id for h in hits][:1] == [meant.session_id] and not hits[0].also, query
+    assert search(db, "TokenFlusher") == []

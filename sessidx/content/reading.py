@@ -14,6 +14,7 @@ from sessidx.apps import app_named
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
+from sessidx.content.tokens import count, identifier_parts, terms
 from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
 from sessidx.readers import open_regular
@@ -194,9 +195,10 @@ def _bytes_before(path: str | None, end: int) -> bytes | None:
 
 Plan = tuple[_Source, int]  # a source and the byte offset its reading starts at
 # What was read of one source, ready to store: its FTS rows (chunks_of), where reading ended,
-# the bytes just before that end, how many messages and bytes were read. None: a store that
+# the bytes just before that end, how many messages and bytes were read, its distinct terms. None: a store that
 # cannot be read right now.
-Read = tuple[list[tuple[list[int], str]], int, bytes | None, int, int] | None
+Chunk = tuple[list[int], str, list[int]]  # an FTS row: its records' places, its text, its messages' first tokens
+Read = tuple[list[Chunk], int, bytes | None, int, int, set[str]] | None
 
 
 def _read(source: _Source, start: int) -> Read:
@@ -205,13 +207,15 @@ def _read(source: _Source, start: int) -> Read:
     if source.incremental:
         path = source.path or ""
         messages, end, before = messages_from(source.app, path, start, WINDOW)
-        return chunks_of(messages), end, before or _bytes_before(path, end), len(messages), end - start
+        chunks = chunks_of(messages)
+        return chunks, end, before or _bytes_before(path, end), len(messages), end - start, terms_of(chunks)
     try:
         conversation = source.app.conversation(source.session)
     except Exception:  # a store busy or broken right now: the others go on, this one is tried again
         return None
     messages = [(i, role, text) for i, (role, text) in enumerate(conversation)]
-    return chunks_of(messages), 0, None, len(messages), source.size
+    chunks = chunks_of(messages)
+    return chunks, 0, None, len(messages), source.size, terms_of(chunks)
 
 
 def _more(source: _Source, got: Read) -> bool:
@@ -228,8 +232,9 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
         stats["failed"] = stats.get("failed", 0) + 1
         db.execute("UPDATE source SET stamp = '' WHERE id = ?", (source_id,))
         return
-    chunks, end, tail, messages, read = got
+    chunks, end, tail, messages, read, found = got
     _insert(db, source_id, chunks, written)
+    written.add_terms(db, found)
     db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?",
                (source.stamp if finished else "", end, tail, source_id))
     stats["messages"] += messages
@@ -500,25 +505,41 @@ def _die_with(parent: int) -> None:
         os._exit(0)
 
 
-def chunks_of(messages: list[tuple[int, str, str]]) -> list[tuple[list[int], str]]:
+def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
     """The messages as FTS rows: consecutive records joined up to CHUNK_TEXT characters, each
-    row with the places of its records (byte offsets, or indexes in a conversation)."""
-    chunks: list[tuple[list[int], str]] = []
+    row with the places of its records (byte offsets, or indexes in a conversation) and where
+    each message starts among its tokens. A message is indexed with the parts of its
+    camelCase words after it (tokens.identifier_parts)."""
+    chunks: list[Chunk] = []
     places: list[int] = []
     texts: list[str] = []
-    size = 0
+    starts: list[int] = []
+    size = tokens = 0
     for i, (pos, _, text) in enumerate(messages):
         if not places or places[-1] != pos:
             places.append(pos)
-        texts.append(text[:MESSAGE_CAP])
-        size += len(texts[-1])
+        said = indexable(text[:MESSAGE_CAP])
+        if parts := identifier_parts(said):
+            said += "\n" + parts
+        starts.append(tokens)
+        tokens += count(said)
+        texts.append(said)
+        size += len(said)
         # a record is never split: its messages go in the same row
         if size >= CHUNK_TEXT and (i + 1 == len(messages) or messages[i + 1][0] != pos):
-            chunks.append((places, indexable("\n".join(texts))))
-            places, texts, size = [], [], 0
+            chunks.append((places, "\n".join(texts), starts))
+            places, texts, starts, size, tokens = [], [], [], 0, 0
     if texts:
-        chunks.append((places, indexable("\n".join(texts))))
-    return [(p, body) for p, body in chunks if body.strip()]
+        chunks.append((places, "\n".join(texts), starts))
+    return [c for c in chunks if c[1].strip()]
+
+
+def terms_of(chunks: list[Chunk]) -> set[str]:
+    """The distinct terms of a source's rows (for the typo tier's look at word ends)."""
+    out: set[str] = set()
+    for _, body, _ in chunks:
+        out |= terms(body)
+    return out
 
 
 class _Written:
@@ -533,6 +554,14 @@ class _Written:
         self.fts, self.text = db.execute("SELECT fts, text FROM rows").fetchone()
         self.pending: list[tuple[int, str]] = []
         self.pending_text = 0
+        self.terms: set[str] = set()  # written to `term` by this refresh
+
+    def add_terms(self, db: sqlite3.Connection, found: set[str]) -> None:
+        """The terms not yet in `term`, there, each spelt backwards (its end is what is looked up)."""
+        new = found - self.terms
+        if new:
+            self.terms |= new
+            db.executemany("INSERT OR IGNORE INTO term VALUES (?)", [(t[::-1],) for t in new])
 
     def add(self, db: sqlite3.Connection, rows: list[tuple[int, str]]) -> None:
         self.pending += rows
@@ -553,12 +582,13 @@ class _Written:
 BATCH_TEXT = 1024 * 1024
 
 
-def _insert(db: sqlite3.Connection, source_id: int, chunks: list[tuple[list[int], str]], written: _Written) -> None:
+def _insert(db: sqlite3.Connection, source_id: int, chunks: list[Chunk], written: _Written) -> None:
     if not chunks:
         return
     first = written.fts + 1  # row ids are never used twice
-    db.executemany("INSERT INTO chunk(id, source, places) VALUES (?, ?, ?)",
-                   [(first + i, source_id, marshal.dumps(places)) for i, (places, _) in enumerate(chunks)])
+    db.executemany("INSERT INTO chunk(id, source, places, starts) VALUES (?, ?, ?, ?)",
+                   [(first + i, source_id, marshal.dumps(places), marshal.dumps(starts))
+                    for i, (places, _, starts) in enumerate(chunks)])
     written.add(db, [(first + i, c[1]) for i, c in enumerate(chunks)])
     written.fts += len(chunks)
     written.text += sum(len(c[1]) for c in chunks)
