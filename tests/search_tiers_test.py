@@ -196,3 +196,19 @@ def test_an_identifiers_inner_parts_find_it_and_the_whole_word_still_does(home, 
         hits = search(db, query)
         assert [h.session.id for h in hits][:1] == [meant.session_id] and not hits[0].also, query
     assert search(db, "TokenFlusher") == []
+
+
+def test_a_typo_anywhere_in_a_word_and_a_typo_with_another_form(home, monkeypatch):
+    drain, broker, tail = sessions(home, "the node keeps draining connections forever",
+                                   "the client was reconnecting to the broker all night",
+                                   "the schedulre misses its deadline")
+    db = indexed(home, monkeypatch)
+    for query, meant, mark in (("drianing connections", drain, "drianing → draining"),  # a swap, early
+                               ("xraining connections", drain, "xraining → draining"),  # the first letter
+                               ("reconect brokers", broker, "reconect → reconnecting"),  # a typo and a form
+                               ("scheduler deadline", tail, "scheduler → schedulre")):  # a swap at its end
+        hits = search(db, query)
+        assert [h.session.id for h in hits][:1] == [meant.session_id], query
+        assert mark in hits[0].also, (query, hits[0].also)
+        assert all(h.also and h.pairs for h in hits), query  # every near row marked
+    assert search(db, "qzxwvut connections") == []

@@ -111,16 +111,39 @@ def _forms(db: sqlite3.Connection, word: str) -> list[str]:
 
 
 def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
-    """(edits, term) of the index's terms one edit from the word (two from a long one), among
-    those that share its first three letters, or have two of them swapped. (A range of terms
-    costs the reading of their lists of rows: two letters would cost a keystroke 30 ms.)"""
+    """(edits, term) of the index's terms one edit from the word (two from a long one), or whose
+    stem is that far from the word's (`reconect` finds `reconnecting`), the edits anywhere in
+    the word: among the terms that share its first three letters (an edit after them), or its
+    second half (an edit before it; from the index's terms spelt backwards), or, for a short
+    word, two of its first three letters swapped. (A range of FTS5's terms costs the reading of
+    their lists of rows: two letters would cost a keystroke 30 ms.)"""
     if len(word) < 4 or not word.isalpha():
         return []
     most = 1 if len(word) < 8 else 2
-    starts = dict.fromkeys([word[:3], word[1] + word[0] + word[2], word[0] + word[2] + word[1]])
-    near = [(edits(word, t, most), t) for start in starts for t in _terms(db, start)
-            if t != word and abs(len(t) - len(word)) <= most]
-    return [(n, t) for n, t in near if n <= most]
+    starts = [word[:3]] + ([] if len(word) >= 6 else [word[1] + word[0] + word[2], word[0] + word[2] + word[1]])
+    candidates = dict.fromkeys(t for start in dict.fromkeys(starts) for t in _terms(db, start))
+    if len(word) >= 6:
+        candidates.update(dict.fromkeys(_ending(db, word[len(word) // 2:])))
+    candidates.pop(word, None)
+    terms = list(candidates)
+    stemmer = _stemmer(word)
+    stem = stemmer.stemWord(word) if stemmer else word
+    stems = stemmer.stemWords(terms) if stemmer else terms
+    near = []
+    for term, term_stem in zip(terms, stems, strict=True):
+        n = edits(word, term, most) if abs(len(term) - len(word)) <= most else most + 1
+        if n > most and abs(len(term_stem) - len(stem)) <= most:
+            n = edits(stem, term_stem, most)
+        if n <= most:
+            near.append((n, term))
+    return near
+
+
+def _ending(db: sqlite3.Connection, end: str) -> list[str]:
+    """The index's terms ending with `end`."""
+    rev = end[::-1]
+    return [t[::-1] for (t,) in db.execute("SELECT rev FROM term WHERE rev >= ? AND rev < ? LIMIT ?",
+                                           (rev, rev + "\U0010ffff", MOST_TERMS))]
 
 
 def edits(a: str, b: str, most: int) -> int:
@@ -141,8 +164,9 @@ def edits(a: str, b: str, most: int) -> int:
     return previous[-1]
 
 
-def also(text: str, nears: list[Near | str]) -> str:
-    """What a near answer matched instead of the words asked: `retries → retry`."""
+def instead(text: str, nears: list[Near | str]) -> list[tuple[str, str]]:
+    """What a near answer matched instead of the words asked, as (asked, found) pairs:
+    `("retries", "retry")`, each word asked once, by what `text` holds."""
     folded = fold(text)
     said = []
     for near in nears:
@@ -155,8 +179,13 @@ def also(text: str, nears: list[Near | str]) -> str:
                 end += 1
             found = folded[at:end]
         if found and found != near.word:
-            said.append(f"{near.word} → {found}")
-    return ", ".join(said)
+            said.append((near.word, found))
+    return said
+
+
+def mark(pairs: list[tuple[str, str]]) -> str:
+    """The pairs as a row's mark says them: `retries → retry, reconect → reconnect`."""
+    return ", ".join(f"{asked} → {found}" for asked, found in pairs)
 
 
 def _whole_word(text: str, word: str) -> bool:

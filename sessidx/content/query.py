@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshal
 
 from sessidx.content.cjk import cjk_apart, is_cjk
-from sessidx.content.near import SCREEN, Near, add_typos, also, fold, groups, near_words
+from sessidx.content.near import SCREEN, Near, add_typos, fold, groups, instead, mark, near_words
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
 from sessidx.when import within
@@ -26,7 +26,8 @@ class Hit:
         self.score = score
         self.snippet = snippet
         self.role = role
-        self.also = ""  # a near answer: what it matched instead of the words asked (`retries → retry`)
+        self.pairs: list[tuple[str, str]] = []  # a near answer: (word asked, what it matched instead)
+        self.also = ""  # the pairs said as the mark says them (`retries → retry`): near.mark
 
 
 # What one query may hold: a pasted page of text cost seconds a keystroke, growing faster than
@@ -326,15 +327,16 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
         role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], wanted)
         hit = Hit(session, key[4], snippet_of(text, wanted, snippet_width), role)
         if key[0] and nears:
-            hit.also = also(text, nears) or also(session.title or "", nears) or _asked_instead(nears)
+            hit.pairs = instead(text, nears) or instead(session.title or "", nears) or _may_hold(nears)
+            hit.also = mark(hit.pairs)
         hits.append(hit)
     return hits
 
 
-def _asked_instead(nears: list[Near | str]) -> str:
-    """A near answer's mark when its snippet shows none of what it matched: the words it may hold instead."""
-    return ", ".join(f"{n.word} → {'/'.join((*n.forms, *n.typos_within(2))[:2]) or n.word + '…'}"
-                     for n in nears if isinstance(n, Near) and (n.forms or n.typos))
+def _may_hold(nears: list[Near | str]) -> list[tuple[str, str]]:
+    """A near answer's pairs when its snippet shows none of what it matched (a prefix or a form
+    said in another message of the row): the first thing each word may match instead."""
+    return [(n.word, next(iter((*n.forms, *n.typos_within(2))), n.word + "…")) for n in nears if isinstance(n, Near)]
 
 
 def session_matches(db: sqlite3.Connection, query: str, session_key: str) -> list[int]:
