@@ -198,6 +198,12 @@ def test_an_identifiers_inner_parts_find_it_and_the_whole_word_still_does(home, 
     assert search(db, "TokenFlusher") == []
 
 
+def test_a_word_said_whole_ranks_above_the_same_word_inside_an_identifier(home, monkeypatch):
+    whole, part = sessions(home, deep=("memoize the selector of the order list", "memoize it by its SelectorKey"))
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "memoize selector")] == [whole.session_id, part.session_id]
+
+
 def test_a_typo_anywhere_in_a_word_and_a_typo_with_another_form(home, monkeypatch):
     drain, broker, tail = sessions(home, "the node keeps draining connections forever",
                                    "the client was reconnecting to the broker all night",

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+# What a part of an identifier is indexed with in front (content/tokens.py): a private-use
+# character, a letter to unicode61 (its category Co), so a part is a term of its own that no
+# typed word is, and a search asks for parts after the words as typed.
+PART = "\ue000"
 SCREEN = 20  # fewer exact answers than this: near ones are added below them
 MOST_TERMS = 4000  # terms of the vocabulary looked at per range
 
@@ -35,7 +39,7 @@ class Near:
 
     def match(self, typos: int) -> str:
         """An FTS5 expression for the word, its prefix, its forms and its typos of at most `typos` edits."""
-        alternatives = [f'"{self.word}"', f'"{self.word}" *', *(f'"{t}"' for t in self.forms),
+        alternatives = [f'"{self.word}"', f'"{self.word}" *', f'"{PART}{self.word}" *', *(f'"{t}"' for t in self.forms),
                         *(f'"{t}"' for t in self.typos_within(typos))]
         return "(" + " OR ".join(alternatives) + ")"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshal
 
 from sessidx.content.cjk import cjk_apart, is_cjk
-from sessidx.content.near import SCREEN, Near, add_typos, fold, groups, instead, mark, near_words
+from sessidx.content.near import PART, SCREEN, Near, add_typos, fold, groups, instead, mark, near_words
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
 from sessidx.when import within
@@ -80,6 +80,7 @@ def _parsed(query: str) -> tuple[list[str], str | None]:
     return terms, note
 
 
+PARTS = 1  # the tier of words found as parts of identifiers (`PendingAcks` in `flushPendingAcks`); near ones after
 RANKED = 5000  # more rows than this hold a word: too common to look it up session by session
 RANKED_ROWS = 1000  # more rows than this hold every word: too common to rank by; newest first then
 # FTS rows with their session; a row of no chunk is dead (its source was read again or is gone)
@@ -90,16 +91,17 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
            session_key: str | None = None, snippet_width: int = 120, folder: str | None = None,
            since: int | None = None, until: int | None = None) -> list[Hit]:
     """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first,
-    ranked over every match (`limit` only cuts the list): a session whose title (its first
-    prompt) holds every word first, then one where a single message does, then one where a
-    stretch of the conversation (a row) does, by FTS5's bm25, then those where they are further
-    apart; ties by recency; last used from `since` to before `until` (ms), when given. Fewer
+    ranked over every match (`limit` only cuts the list): those where a stretch of the
+    conversation (a row) holds every word, a title (the first prompt) holding them first, then
+    one where a single message does, then by FTS5's bm25; then those where the words are
+    further apart (a title hit first); ties by recency; last used from `since` to before `until` (ms), when given. Fewer
     than a screenful: near answers below them (near.py), prefixes and word forms, then typos of
     one edit, then two, each marked with what it matched instead. Words too common to rank by
     (in more than RANKED_ROWS rows): the newest sessions holding them together."""
     terms = parse_query(query)
     if not terms:
         return []
+    _common.clear()
     scope, scope_params = "", []
     if session_key:
         row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
@@ -109,12 +111,17 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
     nears: list[Near | str] = []
     cut = None if folder or since is not None or until is not None else limit  # what SQL may cut (newest first)
     try:
-        found = _matching(db, terms, scope, scope_params, app, cut)
+        found = _matching(db, terms, scope, scope_params, app, cut, [_alternatives(t) for t in terms])
         tiers = dict.fromkeys(found.sources, 0)
         enough = min(limit, SCREEN)
+        if len(found.sources) < enough and any(_single(t) for t in terms):  # a word as a part of an identifier
+            more = _matching(db, [_with_parts(t) for t in terms], scope, scope_params, app, cut,
+                             [_alternatives(t, parts=True) for t in terms])
+            tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), PARTS))
+            found.add(more)
         if len(found.sources) < enough:
             nears = near_words(db, terms)
-            for tier, typos in ((1, 0), (2, 1), (3, 2)):  # prefixes and forms, then typos of 1 edit, of 2
+            for tier, typos in ((PARTS + 1, 0), (PARTS + 2, 1), (PARTS + 3, 2)):  # prefixes and forms, typos
                 if len(found.sources) >= enough:
                     break
                 if typos == 1:
@@ -122,9 +129,8 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
                 if not any(isinstance(n, Near) and (n.typos_within(typos) or not typos) for n in nears):
                     continue
                 expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
-                more = _matching(db, expanded, scope, scope_params, app, cut, nears, typos)
-                for source in more.sources.keys() - found.sources.keys():
-                    tiers[source] = tier
+                more = _matching(db, expanded, scope, scope_params, app, cut, _wanted(nears, typos))
+                tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), tier))
                 found.add(more)
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
@@ -138,6 +144,7 @@ class Found:
     def __init__(self) -> None:
         self.sources: dict[int, tuple[float, int]] = {}
         self.one_message: dict[int, int] = {}
+        self.whole: dict[int, int] = {}  # of those, where the words are said whole (none only as a prefix)
         self.spread: set[int] = set()  # every word somewhere, in no one row
         self.newest: set[int] = set()  # words too common to rank by: these are the newest holding them
 
@@ -147,6 +154,8 @@ class Found:
                 self.sources[source] = value
                 if source in other.one_message:
                     self.one_message[source] = other.one_message[source]
+                if source in other.whole:
+                    self.whole[source] = other.whole[source]
                 if source in other.spread:
                     self.spread.add(source)
                 if source in other.newest:
@@ -154,16 +163,19 @@ class Found:
 
 
 def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
-              limit: int | None, nears: list[Near | str] | None = None, typos: int = 0) -> Found:
-    """Sources holding every term: together in a row (ranked, and whether in one message), then
-    further apart. Words too common to rank: only the `limit` newest that hold them in a row."""
+              limit: int | None, wanted: list[list[Alternative]]) -> Found:
+    """Sources holding every term: together in a row (ranked, and whether in one message holds
+    each of `wanted`, the terms as the index holds them), then further apart. Words too common
+    to rank: only the `limit` newest that hold them in a row."""
     found = Found()
     rows = _together(db, " AND ".join(terms), scope, params, app, limit, found)
     if rows:
-        wanted = _wanted(nears, typos) if nears else [_alternatives(t) for t in terms]
         found.one_message = _in_one_message(db, wanted, rows)
-    # too common (rows is None): after the newest holding them together, once they are all shown
-    if len(terms) > 1 and (rows is not None or limit is None or len(found.sources) < limit):
+        # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
+        whole = [[(words, False) for words, _ in alternatives] for alternatives in wanted]
+        found.whole = _in_one_message(db, whole, rows) if whole != wanted else found.one_message
+    # after every source holding them together: asked only when those are fewer than a limit
+    if len(terms) > 1 and (limit is None or len(found.sources) < limit):
         for source, rowid in _spread(db, terms, scope, params).items():
             if source not in found.sources:
                 found.sources[source] = (0.0, rowid)
@@ -203,18 +215,35 @@ def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int],
 Alternative = tuple[tuple[str, ...], bool]
 
 
-def _alternatives(term: str) -> list[Alternative]:
-    """parse_query's phrase as terms: folded as the index folds them."""
+def _alternatives(term: str, parts: bool = False) -> list[Alternative]:
+    """parse_query's phrase as terms: folded as the index folds them; with `parts`, a single
+    word also as the part of an identifier."""
     words = tuple(fold(w) for w in "".join(c if c.isalnum() else " " for c in term.strip('"* ')).split())
-    return [(words, term.endswith("*"))]
+    prefix = term.endswith("*")
+    return [(words, prefix), *([((PART + words[0],), prefix)] if parts and len(words) == 1 else [])]
+
+
+def _single(term: str) -> bool:
+    """Whether parse_query's phrase is one word (one that can be part of an identifier)."""
+    word = term.strip('"* ')
+    return word.isalnum() and word.isascii()
+
+
+def _with_parts(term: str) -> str:
+    """parse_query's phrase, a single word also matching the part of an identifier (tokens.PART)."""
+    if not _single(term):
+        return term
+    star = " *" if term.endswith("*") else ""
+    return f'("{term.strip(chr(34) + "* ")}"{star} OR "{PART}{term.strip(chr(34) + "* ")}"{star})'
 
 
 def _wanted(nears: list[Near | str], typos: int) -> list[list[Alternative]]:
-    return [_alternatives(n) if isinstance(n, str) else
-            [((n.word,), True), *(((t,), False) for t in (*n.forms, *n.typos_within(typos)))] for n in nears]
+    return [_alternatives(n, parts=True) if isinstance(n, str) else
+            [((n.word,), True), ((PART + n.word,), True), *(((t,), False) for t in (*n.forms, *n.typos_within(typos)))]
+            for n in nears]
 
 
-MOST_PLACES = 200_000  # places of one term read to tell one message from a row: past this, a word counts as said
+MOST_PLACES = 5_000  # places of one term read to tell one message from a row: past this, a word counts as said
 
 
 def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
@@ -222,46 +251,59 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
     """Per source, its best row (by bm25) where a single message holds every wanted word, from
     the index alone: where each term is in each row (FTS5's instances) against where each of the
     row's messages starts. Every row is looked at, so the ranking never depends on a limit."""
+    if len(wanted) < 2 and not any(prefix for words, prefix in wanted[0]):  # one word: in one message wherever said
+        best: dict[int, int] = {}
+        for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
+            best.setdefault(source, row)
+        return best
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_places USING fts5vocab(main, said, instance)")
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
     starts = {rowid: marshal.loads(blob) for rowid, blob in db.execute(
         f"SELECT id, starts FROM chunk WHERE id IN ({','.join('?' * len(rows))})", list(rows))}
-    holding: set[tuple[int, int]] | None = None  # (row, message) holding every word so far
-    from bisect import bisect_right
-
+    every = {(row, m) for row in starts for m in range(len(starts[row]))}
+    holding: set[tuple[int, int]] = every  # (row, message) holding every word so far
     for alternatives in wanted:
         here: set[tuple[int, int]] = set()
-        for words, prefix in alternatives:
-            each: set[tuple[int, int]] | None = None
+        single = [words[0] for words, prefix in alternatives if len(words) == 1 and not prefix]
+        runs = [(words, prefix) for words, prefix in alternatives if len(words) > 1 or prefix]
+        if single:
+            here |= _messages(db, "term IN (" + ",".join("?" * len(single)) + ")", single, starts, every)
+        for words, prefix in runs:
+            each = every
             for n, word in enumerate(words):
-                places = _places(db, word, prefix and n == len(words) - 1, starts)
-                if places is None:
-                    continue  # too common to look at: counts as said
-                messages = {(row, bisect_right(starts[row], offset) - 1) for row, offset in places}
-                each = messages if each is None else each & messages
-            here |= each if each is not None else {(row, m) for row in starts for m in range(len(starts[row]))}
-        holding = here if holding is None else holding & here
+                if prefix and n == len(words) - 1:
+                    each = each & _messages(db, "term >= ? AND term < ?", [word, word + "\U0010ffff"], starts, every)
+                else:
+                    each = each & _messages(db, "term = ?", [word], starts, every)
+            here |= each
+        holding &= here
         if not holding:
             return {}
-    best: dict[int, int] = {}
-    for row, _ in sorted(holding or (), key=lambda rm: rows[rm[0]][1]):
+    best = {}
+    for row, _ in sorted(holding, key=lambda rm: rows[rm[0]][1]):
         best.setdefault(rows[row][0], row)
     return best
 
 
-def _places(db: sqlite3.Connection, word: str, prefix: bool,
-            rows: dict[int, list[int]]) -> list[tuple[int, int]] | None:
-    """(row, token offset) of each place `word` (or, as a prefix, a term it starts) is in one of `rows`."""
-    if prefix:
-        where, args = "term >= ? AND term < ?", [word, word + "\U0010ffff"]
-    else:
-        where, args = "term = ?", [word]
-    (many,) = db.execute(f"SELECT sum(cnt) FROM temp.said_terms WHERE {where}", args).fetchone()
-    if (many or 0) > MOST_PLACES:
-        return None
-    return [(doc, offset) for doc, offset in db.execute(
-        f"SELECT doc, offset FROM temp.said_places WHERE {where} AND doc IN ({','.join('?' * len(rows))})",
-        [*args, *rows])]
+_common: dict[int, dict[str, bool]] = {}  # per connection, for one search: search() empties it
+
+
+def _messages(db: sqlite3.Connection, where: str, args: list[str], starts: dict[int, list[int]],
+              every: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """(row, message) of each place a term matching `where` is in, among the rows of `starts`;
+    `every` message when the terms are too common to look at (then they count as said)."""
+    common = _common.setdefault(id(db), {})  # a word's count, asked again by each tier of one search
+    key = where + "\x00".join(args)
+    if key not in common:
+        common[key] = (db.execute(f"SELECT sum(cnt) FROM temp.said_terms WHERE {where}", args).fetchone()[0]
+                       or 0) > MOST_PLACES
+    if common[key]:
+        return every
+    from bisect import bisect_right
+
+    return {(doc, bisect_right(starts[doc], offset) - 1) for doc, offset in db.execute(
+        f"SELECT doc, offset FROM temp.said_places WHERE {where} AND doc IN ({','.join('?' * len(starts))})",
+        [*args, *starts])}
 
 
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
@@ -310,11 +352,13 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     for source, mtime, session in kept:
         tier = tiers.get(source, 0)
         score, rowid = found.sources[source]
-        one = found.one_message.get(source)
+        one = found.whole.get(source) or found.one_message.get(source)
         # (the newest of a common word's: SQL cut them at `limit`, so a title must not lift one above another)
+        title_groups = near_groups if tier > PARTS else exact_groups
         in_title = source not in found.newest and all(
-            any(find_word(w, session.title or "") >= 0 for w in g) for g in (near_groups if tier else exact_groups))
-        ranked.append(((tier, not in_title, one is None, source in found.spread, score, -mtime, source),
+            any(find_word(w, session.title or "") >= 0 for w in g) for g in title_groups)
+        ranked.append(((tier, source in found.spread, not in_title, source not in found.whole, one is None, score,
+                        -mtime, source),
                        one or rowid, session))
     ranked.sort(key=lambda r: r[0])
     shown = ranked[:limit]
@@ -323,10 +367,10 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     near_plain = [w for g in near_groups for w in g]
     hits = []
     for key, rowid, session in shown:
-        wanted = near_plain if key[0] else words
+        wanted = near_plain if key[0] > PARTS else words
         role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], wanted)
-        hit = Hit(session, key[4], snippet_of(text, wanted, snippet_width), role)
-        if key[0] and nears:
+        hit = Hit(session, key[5], snippet_of(text, wanted, snippet_width), role)
+        if key[0] > PARTS and nears:
             hit.pairs = instead(text, nears) or instead(session.title or "", nears) or _may_hold(nears)
             hit.also = mark(hit.pairs)
         hits.append(hit)

@@ -519,10 +519,11 @@ def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
         if not places or places[-1] != pos:
             places.append(pos)
         said = indexable(text[:MESSAGE_CAP])
-        if parts := identifier_parts(said):
-            said += "\n" + parts
         starts.append(tokens)
         tokens += count(said)
+        if parts := identifier_parts(said):
+            said += "\n" + " ".join(parts)
+            tokens += len(parts)
         texts.append(said)
         size += len(said)
         # a record is never split: its messages go in the same row

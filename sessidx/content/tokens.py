@@ -12,7 +12,8 @@ An ASCII message is split by bytes.translate, in C; another by a pattern of the 
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from sessidx.content.near import PART, fold  # `selector` finds one saying it before one saying only `SelectorKey`
 
 # every ASCII byte that is not a letter or a digit, as a space: what parts unicode61's tokens
 _ASCII_SPLIT = bytes(b if chr(b).isalnum() or b >= 0x80 else 0x20 for b in range(256))
@@ -22,23 +23,20 @@ _CAMEL = re.compile(rb"(?<![A-Za-z0-9])[A-Za-z0-9]*?(?:[a-z0-9][A-Z]|[A-Z][A-Z][
 _PART = re.compile(rb"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
-def identifier_parts(text: str) -> str:
+def identifier_parts(text: str) -> list[str]:
     """The parts of the text's camelCase and PascalCase words, each distinct word once, as
-    words to index beside it: `flushPendingAcks` gives `flush pending acks pendingacks`, the
-    parts and the joins of its last parts, so any inner part, or run of parts to the end,
-    is found (a run that stops earlier is a prefix of one of these)."""
+    terms to index beside it (PART in front): `flushPendingAcks` gives flush, pending, acks and
+    pendingacks, the parts and the joins of its last parts, so any inner part, or run of parts
+    to the end, is found (a run that stops earlier is a prefix of one of these)."""
     raw = text.encode("ascii", "ignore") if not text.isascii() else text.encode()
-    words = dict.fromkeys(_CAMEL.findall(raw))
-    if not words:
-        return ""
-    out: list[bytes] = []
-    for word in words:
+    out: dict[bytes, None] = {}
+    for word in dict.fromkeys(_CAMEL.findall(raw)):
         parts = _PART.findall(word)
         if len(parts) < 2:
             continue
-        out += parts
-        out += [b"".join(parts[i:]) for i in range(1, len(parts) - 1)]
-    return b" ".join(out).decode()
+        out.update(dict.fromkeys(parts))
+        out.update(dict.fromkeys(b"".join(parts[i:]) for i in range(1, len(parts) - 1)))
+    return [PART + part.decode() for part in out]
 
 
 def count(text: str) -> int:
@@ -50,13 +48,8 @@ def count(text: str) -> int:
 
 def terms(text: str) -> set[str]:
     """The distinct terms of `text` as the index holds them: lower case, without accents."""
+    if PART in text:  # the parts are terms of the words beside them
+        text = text.replace(PART, " ")
     if text.isascii():
         return {t.decode() for t in set(text.encode().lower().translate(_ASCII_SPLIT).split())}
     return {fold(w) for w in set(_WORD.findall(text))}
-
-
-def fold(word: str) -> str:
-    word = word.lower()
-    if word.isascii():
-        return word
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
