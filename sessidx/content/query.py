@@ -101,7 +101,7 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
     terms = parse_query(query)
     if not terms:
         return []
-    _common.clear()
+    _places.clear()
     scope, scope_params = "", []
     if session_key:
         row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
@@ -111,12 +111,12 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
     nears: list[Near | str] = []
     cut = None if folder or since is not None or until is not None else limit  # what SQL may cut (newest first)
     try:
-        found = _matching(db, terms, scope, scope_params, app, cut, [_alternatives(t) for t in terms])
+        found = _matching(db, terms, scope, scope_params, app, cut, [_alternatives(t) for t in terms], whole=True)
         tiers = dict.fromkeys(found.sources, 0)
         enough = min(limit, SCREEN)
-        if len(found.sources) < enough and any(_single(t) for t in terms):  # a word as a part of an identifier
+        if len(found.sources) < enough and _has_parts(db, terms):  # a word as a part of an identifier
             more = _matching(db, [_with_parts(t) for t in terms], scope, scope_params, app, cut,
-                             [_alternatives(t, parts=True) for t in terms])
+                             [_alternatives(t, parts=True) for t in terms], whole=True)
             tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), PARTS))
             found.add(more)
         if len(found.sources) < enough:
@@ -163,17 +163,18 @@ class Found:
 
 
 def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
-              limit: int | None, wanted: list[list[Alternative]]) -> Found:
+              limit: int | None, wanted: list[list[Alternative]], whole: bool = False) -> Found:
     """Sources holding every term: together in a row (ranked, and whether in one message holds
-    each of `wanted`, the terms as the index holds them), then further apart. Words too common
-    to rank: only the `limit` newest that hold them in a row."""
+    each of `wanted`, the terms as the index holds them; with `whole`, also whether it holds
+    them whole, none only as a prefix), then further apart. Words too common to rank: only
+    the `limit` newest that hold them in a row."""
     found = Found()
     rows = _together(db, " AND ".join(terms), scope, params, app, limit, found)
     if rows:
         found.one_message = _in_one_message(db, wanted, rows)
         # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
-        whole = [[(words, False) for words, _ in alternatives] for alternatives in wanted]
-        found.whole = _in_one_message(db, whole, rows) if whole != wanted else found.one_message
+        said = [[(words, False) for words, _ in alternatives] for alternatives in wanted]
+        found.whole = _in_one_message(db, said, rows) if whole and said != wanted else found.one_message
     # after every source holding them together: asked only when those are fewer than a limit
     if len(terms) > 1 and (limit is None or len(found.sources) < limit):
         for source, rowid in _spread(db, terms, scope, params).items():
@@ -227,6 +228,19 @@ def _single(term: str) -> bool:
     """Whether parse_query's phrase is one word (one that can be part of an identifier)."""
     word = term.strip('"* ')
     return word.isalnum() and word.isascii()
+
+
+def _has_parts(db: sqlite3.Connection, terms: list[str]) -> bool:
+    """Whether one of the query's words is, or begins, the part of an identifier in the index."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    for term in terms:
+        if _single(term):
+            word = PART + fold(term.strip('"* '))
+            upper = word + "\U0010ffff" if term.endswith("*") else word + "\x00"
+            if db.execute("SELECT 1 FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT 1",
+                          (word, upper)).fetchone():
+                return True
+    return False
 
 
 def _with_parts(term: str) -> str:
@@ -285,25 +299,27 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
     return best
 
 
-_common: dict[int, dict[str, bool]] = {}  # per connection, for one search: search() empties it
+# Per connection, the places of each term asked in this search (None: too common to look at),
+# asked again by each tier; search() empties it.
+_places: dict[int, dict[str, list[tuple[int, int]] | None]] = {}
 
 
 def _messages(db: sqlite3.Connection, where: str, args: list[str], starts: dict[int, list[int]],
               every: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """(row, message) of each place a term matching `where` is in, among the rows of `starts`;
     `every` message when the terms are too common to look at (then they count as said)."""
-    common = _common.setdefault(id(db), {})  # a word's count, asked again by each tier of one search
+    asked = _places.setdefault(id(db), {})
     key = where + "\x00".join(args)
-    if key not in common:
-        common[key] = (db.execute(f"SELECT sum(cnt) FROM temp.said_terms WHERE {where}", args).fetchone()[0]
-                       or 0) > MOST_PLACES
-    if common[key]:
+    if key not in asked:
+        (many,) = db.execute(f"SELECT sum(cnt) FROM temp.said_terms WHERE {where}", args).fetchone()
+        asked[key] = None if (many or 0) > MOST_PLACES else db.execute(
+            f"SELECT doc, offset FROM temp.said_places WHERE {where}", args).fetchall()
+    places = asked[key]
+    if places is None:
         return every
     from bisect import bisect_right
 
-    return {(doc, bisect_right(starts[doc], offset) - 1) for doc, offset in db.execute(
-        f"SELECT doc, offset FROM temp.said_places WHERE {where} AND doc IN ({','.join('?' * len(starts))})",
-        [*args, *starts])}
+    return {(doc, bisect_right(starts[doc], offset) - 1) for doc, offset in places if doc in starts}
 
 
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
