@@ -116,7 +116,8 @@ def _forms(db: sqlite3.Connection, word: str) -> list[str]:
 
 def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
     """(edits, term) of the index's terms one edit from the word (two from a long one), or whose
-    stem is that far from the word's (`reconect` finds `reconnecting`), the edits anywhere in
+    stem is that far from the word's (`reconect` finds `reconnecting`; counted as two edits, so
+    a typo of the word itself comes first), the edits anywhere in
     the word: among the terms that share its first three letters (an edit after them), or its
     second half (an edit before it; from the index's terms spelt backwards), or, for a short
     word, two of its first three letters swapped. (A range of FTS5's terms costs the reading of
@@ -136,10 +137,11 @@ def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
     near = []
     for term, term_stem in zip(terms, stems, strict=True):
         n = edits(word, term, most) if abs(len(term) - len(word)) <= most else most + 1
-        if n > most and abs(len(term_stem) - len(stem)) <= most:
-            n = edits(stem, term_stem, most)
-        if n <= most:
-            near.append((n, term))
+        if n > most:
+            if abs(len(term_stem) - len(stem)) > most or edits(stem, term_stem, most) > most:
+                continue
+            n = 2  # a typo of another form: after the typos of the word itself (the last tier)
+        near.append((n, term))
     return near
 
 
