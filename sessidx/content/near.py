@@ -68,9 +68,11 @@ def near_words(db: sqlite3.Connection, terms: list[str]) -> list[Near | str]:
 
 
 def add_typos(db: sqlite3.Connection, nears: list[Near | str]) -> None:
-    """The typos of each word: looked for only when prefixes and forms were not enough."""
+    """The typos of each word the index does not hold (a word it holds is no typo: `staging`
+    is not `state` misspelt): looked for only when prefixes and forms were not enough."""
     for near in nears:
-        if isinstance(near, Near):
+        if isinstance(near, Near) and not db.execute("SELECT 1 FROM temp.said_terms WHERE term = ?",
+                                                     (near.word,)).fetchone():
             near.typos = [(n, t) for n, t in _typos(db, near.word) if t not in near.forms]
 
 
