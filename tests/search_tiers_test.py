@@ -218,3 +218,10 @@ def test_a_typo_anywhere_in_a_word_and_a_typo_with_another_form(home, monkeypatc
         assert mark in hits[0].also, (query, hits[0].also)
         assert all(h.also and h.pairs for h in hits), query  # every near row marked
     assert search(db, "qzxwvut connections") == []
+
+
+def test_a_word_the_index_holds_gets_no_typos(home, monkeypatch):
+    said_it, other = sessions(home, "the staging cluster is slow", "the state machine of the rollback")
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "staging rollback")] == []  # not `state`: staging is a word it holds
+    assert [h.session.id for h in search(db, "stagin cluster")] == [said_it.session_id]
