@@ -61,49 +61,35 @@ def _lines(text: str, lowered: str, marks: tuple[str, ...]) -> list[str]:
 # Where a tool output's string starts in the CLIs' records: Claude's tool_result `content` (a
 # string, or blocks of `text`) and its `toolUseResult` (`stdout`, `stderr`), Codex's `output`,
 # Copilot's `content` and `detailedContent`.
-_STARTS = tuple(f'"{key}":{space}"'.encode() for key in ("content", "text", "output", "stdout", "stderr",
-                                                         "detailedContent")
+_STARTS = tuple(f'"{key}":{space}"' for key in ("content", "text", "output", "stdout", "stderr", "detailedContent")
                 for space in ("", " "))
 
 
 def raw_gist(buf: bytes, start: int, end: int) -> str:
-    """The gist of the tool outputs in the raw JSON line `buf[start:end]`, too long to be parsed:
-    each output string read whole (a JSON string's inside, its common escapes undone), one
-    stored twice (Claude keeps an output in its message and in `toolUseResult`) counted once."""
+    """The gist of the tool outputs in the raw JSON line `buf[start:end]`, too long to be parsed
+    whole: each output string read whole (by the C scanner of JSON strings alone), one stored
+    twice (Claude keeps an output in its message and in `toolUseResult`) counted once."""
+    try:
+        from _json import scanstring  # the `json` package would load `re` and `enum`
+    except ImportError:  # a Python without its C accelerator
+        from json.decoder import scanstring
+
+    line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
-    for opening in sorted(at + len(key) for key in _STARTS for at in _all(buf, key, start, end)):
-        closing = _closing_quote(buf, opening, end)
-        if closing > opening:
-            text = _unescape(buf[opening:closing])
-            if not any(text in other for other in texts):
-                texts = [other for other in texts if other not in text] + [text]
+    for opening in sorted(at + len(key) for key in _STARTS for at in _all(line, key)):
+        try:
+            text = scanstring(line, opening, False)[0]
+        except ValueError:  # a string cut short or badly escaped: the rest are read
+            continue
+        if not any(text in other for other in texts):
+            texts = [other for other in texts if other not in text] + [text]
     return "\n".join(gist(text) for text in texts)
 
 
-def _all(buf: bytes, key: bytes, start: int, end: int) -> list[int]:
+def _all(line: str, key: str) -> list[int]:
     out = []
-    at = buf.find(key, start, end)
+    at = line.find(key)
     while at >= 0:
         out.append(at)
-        at = buf.find(key, at + len(key), end)
+        at = line.find(key, at + len(key))
     return out
-
-
-def _closing_quote(buf: bytes, start: int, end: int) -> int:
-    """Where the JSON string whose inside starts at `start` ends: its first unescaped quote (-1: none before end)."""
-    at = buf.find(b'"', start, end)
-    while at >= 0:
-        backslashes = 0
-        while at - backslashes > start and buf[at - backslashes - 1] == 0x5C:
-            backslashes += 1
-        if backslashes % 2 == 0:
-            return at
-        at = buf.find(b'"', at + 1, end)
-    return -1
-
-
-def _unescape(raw: bytes) -> str:
-    """A JSON string's inside, its common escapes undone (\\uXXXX is left: a full decoder of a
-    few MB costs more than the odd word it would mend)."""
-    return (raw.replace(b"\\\\", b"\x00").replace(b"\\n", b"\n").replace(b"\\t", b"\t").replace(b'\\"', b'"')
-            .replace(b"\\r", b"").replace(b"\x00", b"\\").decode("utf-8", "replace"))

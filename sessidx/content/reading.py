@@ -99,7 +99,7 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         db.execute("DELETE FROM source WHERE id = ?", (source_id,))
         stats["removed"] += 1
     last_commit = time.monotonic()
-    written = _Written(db)
+    written = _Written(db, bulk)
     # where each source's reading starts, then the helpers reading them while this process
     # writes their rows (and, with two cores, reads some too)
     plans = [(source, _start(source, known.get(source.key))) for source in todo]
@@ -123,6 +123,9 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
                 got = _read(source, got[1])  # the next window, here (a forked reader hands over one)
             progress.done_sources += 1
             progress.done_bytes += source.size
+        if bulk:
+            written.flush(db)
+            _all_terms(db)
         written.save(db)
         db.execute("COMMIT")
         if report and todo:
@@ -195,10 +198,10 @@ def _bytes_before(path: str | None, end: int) -> bytes | None:
 
 Plan = tuple[_Source, int]  # a source and the byte offset its reading starts at
 # What was read of one source, ready to store: its FTS rows (chunks_of), where reading ended,
-# the bytes just before that end, how many messages and bytes were read, its distinct terms. None: a store that
+# the bytes just before that end, how many messages and bytes were read. None: a store that
 # cannot be read right now.
 Chunk = tuple[list[int], str, list[int]]  # an FTS row: its records' places, its text, its messages' first tokens
-Read = tuple[list[Chunk], int, bytes | None, int, int, set[str]] | None
+Read = tuple[list[Chunk], int, bytes | None, int, int] | None
 
 
 def _read(source: _Source, start: int) -> Read:
@@ -207,15 +210,13 @@ def _read(source: _Source, start: int) -> Read:
     if source.incremental:
         path = source.path or ""
         messages, end, before = messages_from(source.app, path, start, WINDOW)
-        chunks = chunks_of(messages)
-        return chunks, end, before or _bytes_before(path, end), len(messages), end - start, terms_of(chunks)
+        return chunks_of(messages), end, before or _bytes_before(path, end), len(messages), end - start
     try:
         conversation = source.app.conversation(source.session)
     except Exception:  # a store busy or broken right now: the others go on, this one is tried again
         return None
     messages = [(i, role, text) for i, (role, text) in enumerate(conversation)]
-    chunks = chunks_of(messages)
-    return chunks, 0, None, len(messages), source.size, terms_of(chunks)
+    return chunks_of(messages), 0, None, len(messages), source.size
 
 
 def _more(source: _Source, got: Read) -> bool:
@@ -232,9 +233,10 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
         stats["failed"] = stats.get("failed", 0) + 1
         db.execute("UPDATE source SET stamp = '' WHERE id = ?", (source_id,))
         return
-    chunks, end, tail, messages, read, found = got
+    chunks, end, tail, messages, read = got
     _insert(db, source_id, chunks, written)
-    written.add_terms(db, found)
+    if not written.bulk:  # (a first index takes its terms from FTS5's vocabulary at its end, in C)
+        written.add_terms(db, terms_of(chunks))
     db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?",
                (source.stamp if finished else "", end, tail, source_id))
     stats["messages"] += messages
@@ -535,12 +537,17 @@ def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
     return [c for c in chunks if c[1].strip()]
 
 
-def terms_of(chunks: list[Chunk]) -> set[str]:
-    """The distinct terms of a source's rows (for the typo tier's look at word ends)."""
-    out: set[str] = set()
-    for _, body, _ in chunks:
-        out |= terms(body)
-    return out
+def _all_terms(db: sqlite3.Connection) -> None:
+    """Every term of FTS5's vocabulary into `term`, spelt backwards: after a first index, one
+    pass in C over the index instead of a set of every word of every message in Python."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    db.executemany("INSERT OR IGNORE INTO term VALUES (?)",
+                   ((t[::-1],) for (t,) in db.execute("SELECT term FROM temp.said_terms")))
+
+
+def terms_of(chunks: list[Chunk]) -> set[bytes]:
+    """The distinct terms of a source's rows, in UTF-8 (for the typo tier's look at word ends)."""
+    return terms("\n".join(body for _, body, _ in chunks)) if chunks else set()
 
 
 class _Written:
@@ -551,18 +558,19 @@ class _Written:
     wait here too, up to BATCH_TEXT characters: FTS5 tokenizes a batch faster than the same
     rows one session at a time between the reads of the others."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, bulk: bool = False) -> None:
+        self.bulk = bulk
         self.fts, self.text = db.execute("SELECT fts, text FROM rows").fetchone()
         self.pending: list[tuple[int, str]] = []
         self.pending_text = 0
-        self.terms: set[str] = set()  # written to `term` by this refresh
+        self.terms: set[bytes] = set()  # written to `term` by this refresh
 
-    def add_terms(self, db: sqlite3.Connection, found: set[str]) -> None:
+    def add_terms(self, db: sqlite3.Connection, found: set[bytes]) -> None:
         """The terms not yet in `term`, there, each spelt backwards (its end is what is looked up)."""
         new = found - self.terms
         if new:
             self.terms |= new
-            db.executemany("INSERT OR IGNORE INTO term VALUES (?)", [(t[::-1],) for t in new])
+            db.executemany("INSERT OR IGNORE INTO term VALUES (?)", [(t.decode()[::-1],) for t in new])
 
     def add(self, db: sqlite3.Connection, rows: list[tuple[int, str]]) -> None:
         self.pending += rows

@@ -18,8 +18,10 @@ from sessidx.content.near import PART, fold  # `selector` finds one saying it be
 # every ASCII byte that is not a letter or a digit, as a space: what parts unicode61's tokens
 _ASCII_SPLIT = bytes(b if chr(b).isalnum() or b >= 0x80 else 0x20 for b in range(256))
 _WORD = re.compile(r"[^\W_]+")
-# a word with a change of case inside (not `Word`, `WORD`): from the start of its letters and digits
-_CAMEL = re.compile(rb"(?<![A-Za-z0-9])[A-Za-z0-9]*?(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
+# a word's letters and digits by their case (digits as lower case), everything else a space: a
+# change of case inside a word (`aA`, `AAa`; not `Word`, `WORD`) is then found by bytes.find
+_CASES = bytes(0x41 if chr(b).isupper() and b < 0x80 else 0x61 if chr(b).isalnum() and b < 0x80 else 0x20
+               for b in range(256))
 _PART = re.compile(rb"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -29,14 +31,30 @@ def identifier_parts(text: str) -> list[str]:
     pendingacks, the parts and the joins of its last parts, so any inner part, or run of parts
     to the end, is found (a run that stops earlier is a prefix of one of these)."""
     raw = text.encode("ascii", "ignore") if not text.isascii() else text.encode()
+    cases = raw.translate(_CASES)  # in C, as the finds below: most prose has no change of case in a word
+    changes = _all(cases, b"aA", 1) + _all(cases, b"AAa", 1)
+    if not changes:
+        return []
+    words = dict.fromkeys(raw[cases.rfind(b" ", 0, at) + 1:(end if (end := cases.find(b" ", at)) >= 0 else len(raw))]
+                          for at in changes)
     out: dict[bytes, None] = {}
-    for word in dict.fromkeys(_CAMEL.findall(raw)):
+    for word in words:
         parts = _PART.findall(word)
         if len(parts) < 2:
             continue
         out.update(dict.fromkeys(parts))
         out.update(dict.fromkeys(b"".join(parts[i:]) for i in range(1, len(parts) - 1)))
     return [PART + part.decode() for part in out]
+
+
+def _all(data: bytes, sub: bytes, skip: int) -> list[int]:
+    """Where `sub` is in `data` (each place + `skip`)."""
+    out = []
+    at = data.find(sub)
+    while at >= 0:
+        out.append(at + skip)
+        at = data.find(sub, at + len(sub))
+    return out
 
 
 def count(text: str) -> int:
@@ -46,10 +64,10 @@ def count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def terms(text: str) -> set[str]:
-    """The distinct terms of `text` as the index holds them: lower case, without accents."""
+def terms(text: str) -> set[bytes]:
+    """The distinct terms of `text` as the index holds them (lower case, without accents), in UTF-8."""
     if PART in text:  # the parts are terms of the words beside them
         text = text.replace(PART, " ")
     if text.isascii():
-        return {t.decode() for t in set(text.encode().lower().translate(_ASCII_SPLIT).split())}
-    return {fold(w) for w in set(_WORD.findall(text))}
+        return set(text.encode().lower().translate(_ASCII_SPLIT).split())
+    return {fold(w).encode() for w in set(_WORD.findall(text))}
