@@ -72,7 +72,7 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
     try:
         from _json import scanstring  # the `json` package would load `re` and `enum`
     except ImportError:  # a Python without its C accelerator
-        from json.decoder import scanstring
+        from json.decoder import py_scanstring as scanstring  # type: ignore[attr-defined,no-redef]
 
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
