@@ -225,3 +225,20 @@ def test_a_word_the_index_holds_gets_no_typos(home, monkeypatch):
     db = indexed(home, monkeypatch)
     assert [h.session.id for h in search(db, "staging rollback")] == []  # not `state`: staging is a word it holds
     assert [h.session.id for h in search(db, "stagin cluster")] == [said_it.session_id]
+
+
+def test_a_messages_tokens_are_counted_as_fts5_counts_them():
+    """Where each message starts among its row's tokens is counted at index time: it must be
+    what FTS5's unicode61 makes of the text, or a word would be put in the wrong message."""
+    import sqlite3
+
+    from sessidx.content.tokens import counted
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(b, content='', tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    texts = ["call flushPendingAcks, and (x) y_z 12ab", " leading space", "a", "", "--", "Ünïcode wörds and café",
+             "x.y/z:12 HTTPServer\n\tTraceback (most recent call last):", "Привет, мир! тест-кейс", "naïve résumé"]
+    for i, text in enumerate(texts, 1):
+        db.execute("INSERT INTO t(rowid, b) VALUES (?, ?)", (i, text))
+        assert counted(text)[0] == db.execute("SELECT count(*) FROM v WHERE doc = ?", (i,)).fetchone()[0], text

@@ -14,7 +14,7 @@ from sessidx.apps import app_named
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
-from sessidx.content.tokens import count, identifier_parts, terms
+from sessidx.content.tokens import counted, terms
 from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
 from sessidx.readers import open_regular
@@ -511,7 +511,7 @@ def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
     """The messages as FTS rows: consecutive records joined up to CHUNK_TEXT characters, each
     row with the places of its records (byte offsets, or indexes in a conversation) and where
     each message starts among its tokens. A message is indexed with the parts of its
-    camelCase words after it (tokens.identifier_parts)."""
+    camelCase words after it (tokens.counted)."""
     chunks: list[Chunk] = []
     places: list[int] = []
     texts: list[str] = []
@@ -522,10 +522,10 @@ def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
             places.append(pos)
         said = indexable(text[:MESSAGE_CAP])
         starts.append(tokens)
-        tokens += count(said)
-        if parts := identifier_parts(said):
+        many, parts = counted(said)
+        tokens += many + len(parts)
+        if parts:
             said += "\n" + " ".join(parts)
-            tokens += len(parts)
         texts.append(said)
         size += len(said)
         # a record is never split: its messages go in the same row

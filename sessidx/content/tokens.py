@@ -25,16 +25,24 @@ _CASES = bytes(0x41 if chr(b).isupper() and b < 0x80 else 0x61 if chr(b).isalnum
 _PART = re.compile(rb"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
-def identifier_parts(text: str) -> list[str]:
-    """The parts of the text's camelCase and PascalCase words, each distinct word once, as
-    terms to index beside it (PART in front): `flushPendingAcks` gives flush, pending, acks and
-    pendingacks, the parts and the joins of its last parts, so any inner part, or run of parts
-    to the end, is found (a run that stops earlier is a prefix of one of these)."""
-    raw = text.encode("ascii", "ignore") if not text.isascii() else text.encode()
-    cases = raw.translate(_CASES)  # in C, as the finds below: most prose has no change of case in a word
+def counted(text: str) -> tuple[int, list[str]]:
+    """How many tokens unicode61 makes of `text`, and the parts of its camelCase and PascalCase
+    words, each distinct word once, as terms to index beside it (PART in front):
+    `flushPendingAcks` gives flush, pending, acks and pendingacks, the parts and the joins of
+    its last parts, so any inner part, or run of parts to the end, is found (a run that stops
+    earlier is a prefix of one of these). An ASCII text is looked at by one bytes.translate and
+    finds in C: tokens start where a space meets a letter, a word changes case inside."""
+    if text.isascii():
+        raw = text.encode()
+        cases = raw.translate(_CASES)
+        tokens = cases.count(b" a") + cases.count(b" A") + (cases[:1] not in (b"", b" "))
+    else:
+        tokens = len(_WORD.findall(text))
+        raw = text.encode("ascii", "ignore")
+        cases = raw.translate(_CASES)
     changes = _all(cases, b"aA", 1) + _all(cases, b"AAa", 1)
     if not changes:
-        return []
+        return tokens, []
     words = dict.fromkeys(raw[cases.rfind(b" ", 0, at) + 1:(end if (end := cases.find(b" ", at)) >= 0 else len(raw))]
                           for at in changes)
     out: dict[bytes, None] = {}
@@ -44,7 +52,7 @@ def identifier_parts(text: str) -> list[str]:
             continue
         out.update(dict.fromkeys(parts))
         out.update(dict.fromkeys(b"".join(parts[i:]) for i in range(1, len(parts) - 1)))
-    return [PART + part.decode() for part in out]
+    return tokens, [PART + part.decode() for part in out]
 
 
 def _all(data: bytes, sub: bytes, skip: int) -> list[int]:
@@ -55,13 +63,6 @@ def _all(data: bytes, sub: bytes, skip: int) -> list[int]:
         out.append(at + skip)
         at = data.find(sub, at + len(sub))
     return out
-
-
-def count(text: str) -> int:
-    """How many tokens unicode61 makes of `text`."""
-    if text.isascii():
-        return len(text.encode().translate(_ASCII_SPLIT).split())
-    return len(_WORD.findall(text))
 
 
 def terms(text: str) -> set[bytes]:
