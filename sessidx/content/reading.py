@@ -546,8 +546,12 @@ def _all_terms(db: sqlite3.Connection) -> None:
 
 
 def terms_of(chunks: list[Chunk]) -> set[bytes]:
-    """The distinct terms of a source's rows, in UTF-8 (for the typo tier's look at word ends)."""
-    return terms("\n".join(body for _, body, _ in chunks)) if chunks else set()
+    """The distinct terms of a source's rows, in UTF-8 (for the typo tier's look at word ends),
+    a row at a time: a window's words all at once would hold a list of a million of them."""
+    out: set[bytes] = set()
+    for _, body, _ in chunks:
+        out |= terms(body)
+    return out
 
 
 class _Written:
