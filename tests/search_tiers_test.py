@@ -151,3 +151,94 @@ def test_since_and_until_on_search_and_list(home):
     assert bad.returncode != 0 and "not a time" in bad.stderr and "Traceback" not in bad.stderr
     span = moment_ms("2026-11-20", until=True) - moment_ms("2026-11-20")
     assert span // 3_600_000 in (23, 24, 25)  # --until a date keeps that whole day
+
+
+def said(home, s: ClaudeSession, *messages: str, when: float) -> None:
+    """Messages added to a session's transcript, each a record of its own."""
+    path = next(home.rglob(f"{s.session_id}.jsonl"))
+    with path.open("a") as f:
+        for text in messages:
+            f.write(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n")
+    os.utime(path, (when, when))
+
+
+def test_the_order_is_over_every_match_and_a_limit_only_cuts_it(home, monkeypatch):
+    """One session says the three words in one message, 70 newer ones say them in three messages
+    of one stretch, each more often (bm25 ranks their rows higher): the one-message session is
+    first at every limit, and search, search --json and the picker's rows list the same order."""
+    now = time.time()
+    (target,) = sessions(home, deep=("the staging deploy hit a timeout and we did a rollback of the release",))
+    said(home, target, *(f"unrelated talk about the build matrix number {i} " * 6 for i in range(8)), when=now - 5000)
+    spread = sessions(home, *["Look at the repository layout"] * 70)
+    for i, s in enumerate(spread):
+        said(home, s, "staging staging", "timeout timeout", "rollback rollback", when=now - 1000 + i)
+    db = indexed(home, monkeypatch)
+    whole = [h.session.id for h in search(db, "staging timeout rollback", limit=100)]
+    assert whole[0] == target.session_id and len(whole) == 71
+    for limit in (1, 5, 10, 20, 30, 40, 45, 71):
+        assert [h.session.id for h in search(db, "staging timeout rollback", limit=limit)] == whole[:limit], limit
+    env = {"SESSIDX_HOME": str(home)}
+    listed = run_cli("search", "staging timeout rollback", "--json", "--limit", "30", env=env).stdout
+    assert [json.loads(line)["id"] for line in listed.splitlines()] == whole[:30]
+    picker = run_cli("lines", "--content", "staging timeout rollback", env=env).stdout.splitlines()[1:]
+    assert [row.rsplit("\t", 1)[1].split(":", 1)[1] for row in picker] == whole[:30]
+
+
+def test_an_identifiers_inner_parts_find_it_and_the_whole_word_still_does(home, monkeypatch):
+    flush, refresher, snake = sessions(home, "why does flushPendingAcks block the consumer",
+                                       "the SessionTokenRefresher races on logout",
+                                       "rename retry_backoff_max in the kafka-consumer-config")
+    db = indexed(home, monkeypatch)
+    for query, meant in (("PendingAcks", flush), ("pendingacks", flush), ("flushPendingAcks", flush),
+                         ("pending acks", flush), ("TokenRefresher", refresher), ("Refresher", refresher),
+                         ("SessionTokenRefresher", refresher), ("backoff_max", snake), ("consumer-config", snake),
+                         ("retry_backoff_max", snake)):
+        hits = search(db, query)
+        assert [h.session.id for h in hits][:1] == [meant.session_id] and not hits[0].also, query
+    assert search(db, "TokenFlusher") == []
+
+
+def test_a_word_said_whole_ranks_above_the_same_word_inside_an_identifier(home, monkeypatch):
+    whole, part = sessions(home, deep=("memoize the selector of the order list", "memoize it by its SelectorKey"))
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "memoize selector")] == [whole.session_id, part.session_id]
+
+
+def test_a_typo_anywhere_in_a_word_and_a_typo_with_another_form(home, monkeypatch):
+    drain, broker, tail = sessions(home, "the node keeps draining connections forever",
+                                   "the client was reconnecting to the broker all night",
+                                   "the schedulre misses its deadline")
+    db = indexed(home, monkeypatch)
+    for query, meant, mark in (("drianing connections", drain, "drianing → draining"),  # a swap, early
+                               ("xraining connections", drain, "xraining → draining"),  # the first letter
+                               ("reconect brokers", broker, "reconect → reconnecting"),  # a typo and a form
+                               ("scheduler deadline", tail, "scheduler → schedulre")):  # a swap at its end
+        hits = search(db, query)
+        assert [h.session.id for h in hits][:1] == [meant.session_id], query
+        assert mark in hits[0].also, (query, hits[0].also)
+        assert all(h.also and h.pairs for h in hits), query  # every near row marked
+    assert search(db, "qzxwvut connections") == []
+
+
+def test_a_word_the_index_holds_gets_no_typos(home, monkeypatch):
+    said_it, other = sessions(home, "the staging cluster is slow", "the state machine of the rollback")
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "staging rollback")] == []  # not `state`: staging is a word it holds
+    assert [h.session.id for h in search(db, "stagin cluster")] == [said_it.session_id]
+
+
+def test_a_messages_tokens_are_counted_as_fts5_counts_them():
+    """Where each message starts among its row's tokens is counted at index time: it must be
+    what FTS5's unicode61 makes of the text, or a word would be put in the wrong message."""
+    import sqlite3
+
+    from sessidx.content.tokens import counted
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(b, content='', tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    texts = ["call flushPendingAcks, and (x) y_z 12ab", " leading space", "a", "", "--", "Ünïcode wörds and café",
+             "x.y/z:12 HTTPServer\n\tTraceback (most recent call last):", "Привет, мир! тест-кейс", "naïve résumé"]
+    for i, text in enumerate(texts, 1):
+        db.execute("INSERT INTO t(rowid, b) VALUES (?, ?)", (i, text))
+        assert counted(text)[0] == db.execute("SELECT count(*) FROM v WHERE doc = ?", (i,)).fetchone()[0], text

@@ -154,3 +154,55 @@ def test_a_copilot_output_too_long_to_parse_is_looked_at_by_its_ends(realdata, t
     env = {"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     assert session.id in found(env, "ModuleNotFoundError yaml_loader")
     assert session.id not in found(env, "middleword700")
+
+
+def long_log(kb: int, error: str, seed: str) -> str:
+    """A test log of about `kb` KB with `error` in its middle, its lines saying `seed` and their number."""
+    lines = [f"tests/test_{seed}.py::test_case_{i} PASSED {seed}word{i}" for i in range(kb * 1024 // 50)]
+    return "\n".join([*lines[:len(lines) // 2], error, *lines[len(lines) // 2:]])
+
+
+def test_an_error_deep_in_a_long_output_is_found_in_claude_and_codex(home, tmp_path, monkeypatch):
+    """Outputs of 10 to 42 KB (records past conversation.SKIP_OVER: read raw, each output string
+    whole) with their error line in the middle; Claude's output stored twice in its record."""
+    from homes import ClaudeSession, CodexThread, write_codex_home
+
+    errors = {10: "E   ValueError: quantum_flux_capacitor overloaded", 23: "FAILED tests/test_ledger.py::test_zorblax",
+              33: "psycopg2.errors.DeadlockDetected: deadlock on relation grommet_ledger",
+              42: "Process exited with code 137 after OOM in wibblefrob"}
+    claude, codex = {}, {}
+    for kb, error in errors.items():
+        s = ClaudeSession(cwd=f"/w/c{kb}", prompt=f"Run the suite {kb}")
+        path = s.write(home)
+        log = long_log(kb, error, f"c{kb}")
+        with path.open("a") as f:
+            f.write(json.dumps({"type": "user", "sessionId": s.session_id, "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": log, "is_error": True}]},
+                "toolUseResult": {"stdout": log, "stderr": "", "interrupted": False}}) + "\n")
+        claude[kb] = s.session_id
+    threads = [CodexThread(cwd=f"/w/x{kb}", title=f"Build {kb}") for kb in errors if kb > 10]
+    write_codex_home(home, threads)
+    for thread, (kb, error) in zip(threads, [(kb, e) for kb, e in errors.items() if kb > 10], strict=True):
+        rollout = next(home.rglob(f"*{thread.thread_id}.jsonl"))
+        with rollout.open("a") as f:
+            f.write(json.dumps({"type": "response_item", "payload": {
+                "type": "function_call_output", "call_id": "c1",
+                "output": f"Chunk ID: ab12\nProcess exited with code 1\nOutput:\n{long_log(kb, error, f'x{kb}')}"}})
+                + "\n")
+        codex[kb] = thread.thread_id
+    env = {"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for kb, query in ((10, "quantum_flux_capacitor"), (23, "test_zorblax"), (33, "DeadlockDetected grommet_ledger"),
+                      (42, "wibblefrob 137")):
+        expected = {claude[kb], *([codex[kb]] if kb in codex else [])}
+        assert set(found(env, query)) == expected, kb
+    assert found(env, "c23word300") == []  # still a gist: not the middle of the log
+
+
+def test_an_output_stored_twice_is_kept_once():
+    from sessidx.tool_output import raw_gist
+
+    log = long_log(12, "KeyError: 'gizmo_count'", "g")
+    line = json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": log}]}, "toolUseResult": {"stdout": log}}).encode()
+    kept = raw_gist(line, 0, len(line))
+    assert kept.count("KeyError: 'gizmo_count'") == 1 and kept.count("gword0") == 1

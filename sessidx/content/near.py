@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+# What a part of an identifier is indexed with in front (content/tokens.py): a private-use
+# character, a letter to unicode61 (its category Co), so a part is a term of its own that no
+# typed word is, and a search asks for parts after the words as typed.
+PART = "\ue000"
 SCREEN = 20  # fewer exact answers than this: near ones are added below them
 MOST_TERMS = 4000  # terms of the vocabulary looked at per range
 
@@ -35,7 +39,7 @@ class Near:
 
     def match(self, typos: int) -> str:
         """An FTS5 expression for the word, its prefix, its forms and its typos of at most `typos` edits."""
-        alternatives = [f'"{self.word}"', f'"{self.word}" *', *(f'"{t}"' for t in self.forms),
+        alternatives = [f'"{self.word}"', f'"{self.word}" *', f'"{PART}{self.word}" *', *(f'"{t}"' for t in self.forms),
                         *(f'"{t}"' for t in self.typos_within(typos))]
         return "(" + " OR ".join(alternatives) + ")"
 
@@ -64,9 +68,11 @@ def near_words(db: sqlite3.Connection, terms: list[str]) -> list[Near | str]:
 
 
 def add_typos(db: sqlite3.Connection, nears: list[Near | str]) -> None:
-    """The typos of each word: looked for only when prefixes and forms were not enough."""
+    """The typos of each word the index does not hold (a word it holds is no typo: `staging`
+    is not `state` misspelt): looked for only when prefixes and forms were not enough."""
     for near in nears:
-        if isinstance(near, Near):
+        if isinstance(near, Near) and not db.execute("SELECT 1 FROM temp.said_terms WHERE term = ?",
+                                                     (near.word,)).fetchone():
             near.typos = [(n, t) for n, t in _typos(db, near.word) if t not in near.forms]
 
 
@@ -111,16 +117,41 @@ def _forms(db: sqlite3.Connection, word: str) -> list[str]:
 
 
 def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
-    """(edits, term) of the index's terms one edit from the word (two from a long one), among
-    those that share its first three letters, or have two of them swapped. (A range of terms
-    costs the reading of their lists of rows: two letters would cost a keystroke 30 ms.)"""
+    """(edits, term) of the index's terms one edit from the word (two from a long one), or whose
+    stem is that far from the word's (`reconect` finds `reconnecting`; counted as two edits, so
+    a typo of the word itself comes first), the edits anywhere in
+    the word: among the terms that share its first three letters (an edit after them), or its
+    second half (an edit before it; from the index's terms spelt backwards), or, for a short
+    word, two of its first three letters swapped. (A range of FTS5's terms costs the reading of
+    their lists of rows: two letters would cost a keystroke 30 ms.)"""
     if len(word) < 4 or not word.isalpha():
         return []
     most = 1 if len(word) < 8 else 2
-    starts = dict.fromkeys([word[:3], word[1] + word[0] + word[2], word[0] + word[2] + word[1]])
-    near = [(edits(word, t, most), t) for start in starts for t in _terms(db, start)
-            if t != word and abs(len(t) - len(word)) <= most]
-    return [(n, t) for n, t in near if n <= most]
+    starts = [word[:3]] + ([] if len(word) >= 6 else [word[1] + word[0] + word[2], word[0] + word[2] + word[1]])
+    candidates = dict.fromkeys(t for start in dict.fromkeys(starts) for t in _terms(db, start))
+    if len(word) >= 6:
+        candidates.update(dict.fromkeys(_ending(db, word[len(word) // 2:])))
+    candidates.pop(word, None)
+    terms = list(candidates)
+    stemmer = _stemmer(word)
+    stem = stemmer.stemWord(word) if stemmer else word
+    stems = stemmer.stemWords(terms) if stemmer else terms
+    near = []
+    for term, term_stem in zip(terms, stems, strict=True):
+        n = edits(word, term, most) if abs(len(term) - len(word)) <= most else most + 1
+        if n > most:
+            if abs(len(term_stem) - len(stem)) > most or edits(stem, term_stem, most) > most:
+                continue
+            n = 2  # a typo of another form: after the typos of the word itself (the last tier)
+        near.append((n, term))
+    return near
+
+
+def _ending(db: sqlite3.Connection, end: str) -> list[str]:
+    """The index's terms ending with `end`."""
+    rev = end[::-1]
+    return [t[::-1] for (t,) in db.execute("SELECT rev FROM term WHERE rev >= ? AND rev < ? LIMIT ?",
+                                           (rev, rev + "\U0010ffff", MOST_TERMS))]
 
 
 def edits(a: str, b: str, most: int) -> int:
@@ -141,8 +172,9 @@ def edits(a: str, b: str, most: int) -> int:
     return previous[-1]
 
 
-def also(text: str, nears: list[Near | str]) -> str:
-    """What a near answer matched instead of the words asked: `retries → retry`."""
+def instead(text: str, nears: list[Near | str]) -> list[tuple[str, str]]:
+    """What a near answer matched instead of the words asked, as (asked, found) pairs:
+    `("retries", "retry")`, each word asked once, by what `text` holds."""
     folded = fold(text)
     said = []
     for near in nears:
@@ -155,8 +187,13 @@ def also(text: str, nears: list[Near | str]) -> str:
                 end += 1
             found = folded[at:end]
         if found and found != near.word:
-            said.append(f"{near.word} → {found}")
-    return ", ".join(said)
+            said.append((near.word, found))
+    return said
+
+
+def mark(pairs: list[tuple[str, str]]) -> str:
+    """The pairs as a row's mark says them: `retries → retry, reconect → reconnect`."""
+    return ", ".join(f"{asked} → {found}" for asked, found in pairs)
 
 
 def _whole_word(text: str, word: str) -> bool:

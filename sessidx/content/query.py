@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshal
 
 from sessidx.content.cjk import cjk_apart, is_cjk
-from sessidx.content.near import SCREEN, Near, add_typos, also, groups, near_words
+from sessidx.content.near import PART, SCREEN, Near, add_typos, fold, groups, instead, mark, near_words
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
 from sessidx.when import within
@@ -26,7 +26,8 @@ class Hit:
         self.score = score
         self.snippet = snippet
         self.role = role
-        self.also = ""  # a near answer: what it matched instead of the words asked (`retries → retry`)
+        self.pairs: list[tuple[str, str]] = []  # a near answer: (word asked, what it matched instead)
+        self.also = ""  # the pairs said as the mark says them (`retries → retry`): near.mark
 
 
 # What one query may hold: a pasted page of text cost seconds a keystroke, growing faster than
@@ -79,6 +80,7 @@ def _parsed(query: str) -> tuple[list[str], str | None]:
     return terms, note
 
 
+PARTS = 1  # the tier of words found as parts of identifiers (`PendingAcks` in `flushPendingAcks`); near ones after
 RANKED = 5000  # more rows than this hold a word: too common to look it up session by session
 RANKED_ROWS = 1000  # more rows than this hold every word: too common to rank by; newest first then
 # FTS rows with their session; a row of no chunk is dead (its source was read again or is gone)
@@ -88,15 +90,18 @@ _LIVE = "FROM said JOIN chunk c ON c.id = said.rowid WHERE said MATCH ?"
 def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: int = 50,
            session_key: str | None = None, snippet_width: int = 120, folder: str | None = None,
            since: int | None = None, until: int | None = None) -> list[Hit]:
-    """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first:
-    those where one stretch of the conversation (a row) holds them all, by FTS5's bm25, then
-    those where they are further apart; a hit in the title (the first prompt) first, ties by
-    recency; last used from `since` to before `until` (ms), when given. Fewer than a screenful:
-    near answers below them (near.py), prefixes and word forms, then typos of one edit, then
-    two, each marked with what it matched instead."""
+    """Sessions (of `app`, in `folder`, when given) that said every word of `query`, best first,
+    ranked over every match (`limit` only cuts the list): those where a stretch of the
+    conversation (a row) holds every word, a title (the first prompt) holding them first, then
+    one where a single message does, then by FTS5's bm25; then those where the words are
+    further apart (a title hit first); ties by recency; last used from `since` to before `until` (ms), when given. Fewer
+    than a screenful: near answers below them (near.py), prefixes and word forms, then typos of
+    one edit, then two, each marked with what it matched instead. Words too common to rank by
+    (in more than RANKED_ROWS rows): the newest sessions holding them together."""
     terms = parse_query(query)
     if not terms:
         return []
+    _places.clear()
     scope, scope_params = "", []
     if session_key:
         row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
@@ -104,44 +109,88 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
             return []
         scope, scope_params = " AND c.source = ?", [row[0]]
     nears: list[Near | str] = []
+    cut = None if folder or since is not None or until is not None else limit  # what SQL may cut (newest first)
     try:
-        dated = since is not None or until is not None
-        found = _matching(db, terms, scope, scope_params, app, None if folder or dated else limit)
-        tiers = dict.fromkeys(found, 0)
+        found = _matching(db, terms, scope, scope_params, app, cut, [_alternatives(t) for t in terms], whole=True)
+        tiers = dict.fromkeys(found.sources, 0)
         enough = min(limit, SCREEN)
-        if len(found) < enough:
+        if len(found.sources) < enough and _has_parts(db, terms):  # a word as a part of an identifier
+            more = _matching(db, [_with_parts(t) for t in terms], scope, scope_params, app, cut,
+                             [_alternatives(t, parts=True) for t in terms], whole=True)
+            tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), PARTS))
+            found.add(more)
+        if len(found.sources) < enough:
             nears = near_words(db, terms)
-            for tier, typos in ((1, 0), (2, 1), (3, 2)):  # prefixes and forms, then typos of 1 edit, of 2
-                if len(found) >= enough:
+            for tier, typos in ((PARTS + 1, 0), (PARTS + 2, 1), (PARTS + 3, 2)):  # prefixes and forms, typos
+                if len(found.sources) >= enough:
                     break
                 if typos == 1:
                     add_typos(db, nears)
                 if not any(isinstance(n, Near) and (n.typos_within(typos) or not typos) for n in nears):
                     continue
                 expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
-                for source, value in _matching(db, expanded, scope, scope_params, app,
-                                               None if folder or dated else limit).items():
-                    if source not in found:
-                        found[source], tiers[source] = value, tier
+                more = _matching(db, expanded, scope, scope_params, app, cut, _wanted(nears, typos))
+                tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), tier))
+                found.add(more)
     except sqlite3.OperationalError:
         return []  # a query FTS5 cannot parse matches nothing
     return _hits(db, found, app, limit, terms, snippet_width, folder, tiers, nears, (since, until))
 
 
+class Found:
+    """The sources matching a tier: each with its best row and that row's bm25 (0: not ranked),
+    those where one message holds every word (with that row), those ranked by recency alone."""
+
+    def __init__(self) -> None:
+        self.sources: dict[int, tuple[float, int]] = {}
+        self.one_message: dict[int, int] = {}
+        self.whole: dict[int, int] = {}  # of those, where the words are said whole (none only as a prefix)
+        self.spread: set[int] = set()  # every word somewhere, in no one row
+        self.newest: set[int] = set()  # words too common to rank by: these are the newest holding them
+
+    def add(self, other: Found) -> None:
+        for source, value in other.sources.items():
+            if source not in self.sources:
+                self.sources[source] = value
+                if source in other.one_message:
+                    self.one_message[source] = other.one_message[source]
+                if source in other.whole:
+                    self.whole[source] = other.whole[source]
+                if source in other.spread:
+                    self.spread.add(source)
+                if source in other.newest:
+                    self.newest.add(source)
+
+
 def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
-              limit: int | None) -> dict[int, tuple[float, int]]:
-    """Sources holding every term: together in a row first (ranked), then further apart."""
-    found = _together(db, " AND ".join(terms), scope, params, app, limit)
-    if len(terms) > 1 and (limit is None or len(found) < limit):
+              limit: int | None, wanted: list[list[Alternative]], whole: bool = False) -> Found:
+    """Sources holding every term: together in a row (ranked, and whether in one message holds
+    each of `wanted`, the terms as the index holds them; with `whole`, also whether it holds
+    them whole, none only as a prefix), then further apart. Words too common to rank: only
+    the `limit` newest that hold them in a row."""
+    found = Found()
+    rows = _together(db, " AND ".join(terms), scope, params, app, limit, found)
+    if rows:
+        found.one_message = _in_one_message(db, wanted, rows)
+        # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
+        said = [[(words, False) for words, _ in alternatives] for alternatives in wanted]
+        found.whole = _in_one_message(db, said, rows) if whole and said != wanted else found.one_message
+    # after every source holding them together: asked only when those are fewer than a limit
+    if len(terms) > 1 and (limit is None or len(found.sources) < limit):
         for source, rowid in _spread(db, terms, scope, params).items():
-            found.setdefault(source, (0.0, rowid))  # bm25 is negative: after every ranked one
+            if source not in found.sources:
+                found.sources[source] = (0.0, rowid)
+                found.spread.add(source)
+                if rows is None:
+                    found.newest.add(source)
     return found
 
 
 def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
-              limit: int | None) -> dict[int, tuple[float, int]]:
-    """Per source, its best row holding every word, with its bm25 score. Words too common to rank
-    by: the `limit` newest sessions holding them (of `app`), each with its newest row."""
+              limit: int | None, found: Found) -> dict[int, tuple[int, float]] | None:
+    """Into `found`, per source, its best row holding every word, with its bm25 score; returns
+    every such row (its source and score). Words too common to rank by: the `limit` newest
+    sessions holding them (of `app`), each with its newest row, and None."""
     (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
     if rows > RANKED_ROWS and not scope:
         # in SQL, not Python: at 10,000 sessions a common word is in most of them
@@ -151,12 +200,126 @@ def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int],
             f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
             f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC"
             + (" LIMIT ?" if limit else ""), [match, *bounds, *([limit] if limit else [])])
-        return {source: (0.0, row) for source, row in newest}
-    found: dict[int, tuple[float, int]] = {}
+        found.sources.update((source, (0.0, row)) for source, row in newest)
+        found.newest.update(found.sources)
+        return None
+    every: dict[int, tuple[int, float]] = {}
     for score, rowid, source in db.execute(f"SELECT bm25(said), said.rowid, c.source {_LIVE}{scope} ORDER BY rank",
                                            [match, *params]):
-        found.setdefault(source, (score, rowid))  # best first
-    return found
+        found.sources.setdefault(source, (score, rowid))  # best first
+        every[rowid] = (source, score)
+    return every
+
+
+# A query word as the index may hold it: alternatives, each a run of terms (a phrase) of which
+# the last may be a prefix.
+Alternative = tuple[tuple[str, ...], bool]
+
+
+def _alternatives(term: str, parts: bool = False) -> list[Alternative]:
+    """parse_query's phrase as terms: folded as the index folds them; with `parts`, a single
+    word also as the part of an identifier."""
+    words = tuple(fold(w) for w in "".join(c if c.isalnum() else " " for c in term.strip('"* ')).split())
+    prefix = term.endswith("*")
+    return [(words, prefix), *([((PART + words[0],), prefix)] if parts and len(words) == 1 else [])]
+
+
+def _single(term: str) -> bool:
+    """Whether parse_query's phrase is one word (one that can be part of an identifier)."""
+    word = term.strip('"* ')
+    return word.isalnum() and word.isascii()
+
+
+def _has_parts(db: sqlite3.Connection, terms: list[str]) -> bool:
+    """Whether one of the query's words is, or begins, the part of an identifier in the index."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    for term in terms:
+        if _single(term):
+            word = PART + fold(term.strip('"* '))
+            upper = word + "\U0010ffff" if term.endswith("*") else word + "\x00"
+            if db.execute("SELECT 1 FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT 1",
+                          (word, upper)).fetchone():
+                return True
+    return False
+
+
+def _with_parts(term: str) -> str:
+    """parse_query's phrase, a single word also matching the part of an identifier (tokens.PART)."""
+    if not _single(term):
+        return term
+    star = " *" if term.endswith("*") else ""
+    return f'("{term.strip(chr(34) + "* ")}"{star} OR "{PART}{term.strip(chr(34) + "* ")}"{star})'
+
+
+def _wanted(nears: list[Near | str], typos: int) -> list[list[Alternative]]:
+    return [_alternatives(n, parts=True) if isinstance(n, str) else
+            [((n.word,), True), ((PART + n.word,), True), *(((t,), False) for t in (*n.forms, *n.typos_within(typos)))]
+            for n in nears]
+
+
+MOST_PLACES = 5_000  # places of one term read to tell one message from a row: past this, a word counts as said
+
+
+def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
+                    rows: dict[int, tuple[int, float]]) -> dict[int, int]:
+    """Per source, its best row (by bm25) where a single message holds every wanted word, from
+    the index alone: where each term is in each row (FTS5's instances) against where each of the
+    row's messages starts. Every row is looked at, so the ranking never depends on a limit."""
+    if len(wanted) < 2 and not any(prefix for words, prefix in wanted[0]):  # one word: in one message wherever said
+        best: dict[int, int] = {}
+        for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
+            best.setdefault(source, row)
+        return best
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_places USING fts5vocab(main, said, instance)")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    starts = {rowid: marshal.loads(blob) for rowid, blob in db.execute(
+        f"SELECT id, starts FROM chunk WHERE id IN ({','.join('?' * len(rows))})", list(rows))}
+    every = {(row, m) for row in starts for m in range(len(starts[row]))}
+    holding: set[tuple[int, int]] = every  # (row, message) holding every word so far
+    for alternatives in wanted:
+        here: set[tuple[int, int]] = set()
+        single = [words[0] for words, prefix in alternatives if len(words) == 1 and not prefix]
+        runs = [(words, prefix) for words, prefix in alternatives if len(words) > 1 or prefix]
+        if single:
+            here |= _messages(db, "term IN (" + ",".join("?" * len(single)) + ")", single, starts, every)
+        for words, prefix in runs:
+            each = every
+            for n, word in enumerate(words):
+                if prefix and n == len(words) - 1:
+                    each = each & _messages(db, "term >= ? AND term < ?", [word, word + "\U0010ffff"], starts, every)
+                else:
+                    each = each & _messages(db, "term = ?", [word], starts, every)
+            here |= each
+        holding &= here
+        if not holding:
+            return {}
+    best = {}
+    for row, _ in sorted(holding, key=lambda rm: rows[rm[0]][1]):
+        best.setdefault(rows[row][0], row)
+    return best
+
+
+# Per connection, the places of each term asked in this search (None: too common to look at),
+# asked again by each tier; search() empties it.
+_places: dict[int, dict[str, list[tuple[int, int]] | None]] = {}
+
+
+def _messages(db: sqlite3.Connection, where: str, args: list[str], starts: dict[int, list[int]],
+              every: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """(row, message) of each place a term matching `where` is in, among the rows of `starts`;
+    `every` message when the terms are too common to look at (then they count as said)."""
+    asked = _places.setdefault(id(db), {})
+    key = where + "\x00".join(args)
+    if key not in asked:
+        (many,) = db.execute(f"SELECT sum(cnt) FROM temp.said_terms WHERE {where}", args).fetchone()
+        asked[key] = None if (many or 0) > MOST_PLACES else db.execute(
+            f"SELECT doc, offset FROM temp.said_places WHERE {where}", args).fetchall()
+    places = asked[key]
+    if places is None:
+        return every
+    from bisect import bisect_right
+
+    return {(doc, bisect_right(starts[doc], offset) - 1) for doc, offset in places if doc in starts}
 
 
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
@@ -180,56 +343,60 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
     return candidates
 
 
-def _hits(db: sqlite3.Connection, found: dict[int, tuple[float, int]], app: str | None, limit: int,
-          terms: list[str], snippet_width: int, folder: str | None = None, tiers: dict[int, int] | None = None,
-          nears: list[Near | str] | None = None, dates: tuple[int | None, int | None] = (None, None)) -> list[Hit]:
-    """The best `limit` sessions, their snippets read from the transcripts."""
-    if not found:
+def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, terms: list[str], snippet_width: int,
+          folder: str | None = None, tiers: dict[int, int] | None = None, nears: list[Near | str] | None = None,
+          dates: tuple[int | None, int | None] = (None, None)) -> list[Hit]:
+    """The best `limit` sessions of all found, their snippets read from the transcripts."""
+    if not found.sources:
         return []
     tiers = tiers or {}
-    ranked = []
-    for source, mtime, key in db.execute(
-            f"SELECT id, mtime, key FROM source WHERE id IN ({','.join('?' * len(found))})", list(found)):
+    kept = []
+    for source, mtime, key, meta in db.execute(
+            f"SELECT id, mtime, key, session FROM source WHERE id IN ({','.join('?' * len(found.sources))})",
+            list(found.sources)):
         if (not app or key.startswith(app + ":")) and within(mtime, *dates):
-            score, rowid = found[source]
-            ranked.append((tiers.get(source, 0), score, -mtime, rowid, source))
-    ranked.sort()
-    sessions = {}
-    window = max(limit * 2, 40)  # looked at, and read, to rank a title hit and a one-message hit higher
-    for part in range(0, len(ranked), window):  # in the folder: sessions are looked at until enough are
-        shown = ranked[part:part + window]
-        for source, meta in db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(shown))})",
-                                       [r[4] for r in shown]):
             try:
                 session = Session(*marshal.loads(meta))
             except (TypeError, ValueError, EOFError):
                 continue  # written by another Python: refreshed on the next search
             if folder is None or session.cwd == folder:
-                sessions[source] = session
-        if folder is None or len(sessions) >= limit:
-            break
-    ranked = [r for r in ranked if r[4] in sessions][:window]
-    places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(ranked))})",
-                             [r[3] for r in ranked]))
+                kept.append((source, mtime, session))
     words = _plain_words(terms)
     exact_groups = [[w] for w in words]
     near_groups = groups(nears) if nears else exact_groups
+    ranked = []
+    for source, mtime, session in kept:
+        tier = tiers.get(source, 0)
+        score, rowid = found.sources[source]
+        one = found.whole.get(source) or found.one_message.get(source)
+        # (the newest of a common word's: SQL cut them at `limit`, so a title must not lift one above another)
+        title_groups = near_groups if tier > PARTS else exact_groups
+        in_title = source not in found.newest and all(
+            any(find_word(w, session.title or "") >= 0 for w in g) for g in title_groups)
+        ranked.append(((tier, source in found.spread, not in_title, source not in found.whole, one is None, score,
+                        -mtime, source),
+                       one or rowid, session))
+    ranked.sort(key=lambda r: r[0])
+    shown = ranked[:limit]
+    places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(shown))})",
+                             [r[1] for r in shown])) if shown else {}
     near_plain = [w for g in near_groups for w in g]
-    looked = []
-    for tier, score, age, rowid, source in ranked:
-        session = sessions[source]
-        wanted, wanted_groups = (near_plain, near_groups) if tier else (words, exact_groups)
-        role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], wanted)
-        in_title = all(any(find_word(w, session.title or "") >= 0 for w in g) for g in wanted_groups)
-        in_one = all(any(find_word(w, text) >= 0 for w in g) for g in wanted_groups)
-        looked.append(((tier, not in_title, not in_one, score, age, rowid), session, role, text, wanted))
-    looked.sort(key=lambda x: x[0])
     hits = []
-    for key, session, role, text, wanted in looked[:limit]:
-        hit = Hit(session, key[3], snippet_of(text, wanted, snippet_width), role)
-        hit.also = also(text, nears) if key[0] and nears else ""
+    for key, rowid, session in shown:
+        wanted = near_plain if key[0] > PARTS else words
+        role, text = best_message(session, marshal.loads(places[rowid]) if rowid in places else [], wanted)
+        hit = Hit(session, key[5], snippet_of(text, wanted, snippet_width), role)
+        if key[0] > PARTS and nears:
+            hit.pairs = instead(text, nears) or instead(session.title or "", nears) or _may_hold(nears)
+            hit.also = mark(hit.pairs)
         hits.append(hit)
     return hits
+
+
+def _may_hold(nears: list[Near | str]) -> list[tuple[str, str]]:
+    """A near answer's pairs when its snippet shows none of what it matched (a prefix or a form
+    said in another message of the row): the first thing each word may match instead."""
+    return [(n.word, next(iter((*n.forms, *n.typos_within(2))), n.word + "…")) for n in nears if isinstance(n, Near)]
 
 
 def session_matches(db: sqlite3.Connection, query: str, session_key: str) -> list[int]:

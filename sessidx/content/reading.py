@@ -14,6 +14,7 @@ from sessidx.apps import app_named
 from sessidx.content import store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
+from sessidx.content.tokens import counted, terms
 from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
 from sessidx.readers import open_regular
@@ -99,7 +100,7 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
         db.execute("DELETE FROM source WHERE id = ?", (source_id,))
         stats["removed"] += 1
     last_commit = time.monotonic()
-    written = _Written(db)
+    written = _Written(db, bulk)
     # where each source's reading starts, then the helpers reading them while this process
     # writes their rows (and, with two cores, reads some too)
     plans = [(source, _start(source, known.get(source.key))) for source in todo]
@@ -123,6 +124,9 @@ def refresh(db: sqlite3.Connection, sessions: list[Session],
                 got = _read(source, got[1])  # the next window, here (a forked reader hands over one)
             progress.done_sources += 1
             progress.done_bytes += source.size
+        if bulk:
+            written.flush(db)
+            _all_terms(db)
         written.save(db)
         db.execute("COMMIT")
         if report and todo:
@@ -197,7 +201,8 @@ Plan = tuple[_Source, int]  # a source and the byte offset its reading starts at
 # What was read of one source, ready to store: its FTS rows (chunks_of), where reading ended,
 # the bytes just before that end, how many messages and bytes were read. None: a store that
 # cannot be read right now.
-Read = tuple[list[tuple[list[int], str]], int, bytes | None, int, int] | None
+Chunk = tuple[list[int], str, list[int]]  # an FTS row: its records' places, its text, its messages' first tokens
+Read = tuple[list[Chunk], int, bytes | None, int, int] | None
 
 
 def _read(source: _Source, start: int) -> Read:
@@ -231,6 +236,8 @@ def _store(db: sqlite3.Connection, source: _Source, source_id: int, got: Read, s
         return
     chunks, end, tail, messages, read = got
     _insert(db, source_id, chunks, written)
+    if not written.bulk:  # (a first index takes its terms from FTS5's vocabulary at its end, in C)
+        written.add_terms(db, terms_of(chunks))
     db.execute("UPDATE source SET stamp = ?, done = ?, tail = ? WHERE id = ?",
                (source.stamp if finished else "", end, tail, source_id))
     stats["messages"] += messages
@@ -501,25 +508,51 @@ def _die_with(parent: int) -> None:
         os._exit(0)
 
 
-def chunks_of(messages: list[tuple[int, str, str]]) -> list[tuple[list[int], str]]:
+def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
     """The messages as FTS rows: consecutive records joined up to CHUNK_TEXT characters, each
-    row with the places of its records (byte offsets, or indexes in a conversation)."""
-    chunks: list[tuple[list[int], str]] = []
+    row with the places of its records (byte offsets, or indexes in a conversation) and where
+    each message starts among its tokens. A message is indexed with the parts of its
+    camelCase words after it (tokens.counted)."""
+    chunks: list[Chunk] = []
     places: list[int] = []
     texts: list[str] = []
-    size = 0
+    starts: list[int] = []
+    size = tokens = 0
     for i, (pos, _, text) in enumerate(messages):
         if not places or places[-1] != pos:
             places.append(pos)
-        texts.append(text[:MESSAGE_CAP])
-        size += len(texts[-1])
+        said = indexable(text[:MESSAGE_CAP])
+        starts.append(tokens)
+        many, parts = counted(said)
+        tokens += many + len(parts)
+        if parts:
+            said += "\n" + " ".join(parts)
+        texts.append(said)
+        size += len(said)
         # a record is never split: its messages go in the same row
         if size >= CHUNK_TEXT and (i + 1 == len(messages) or messages[i + 1][0] != pos):
-            chunks.append((places, indexable("\n".join(texts))))
-            places, texts, size = [], [], 0
+            chunks.append((places, "\n".join(texts), starts))
+            places, texts, starts, size, tokens = [], [], [], 0, 0
     if texts:
-        chunks.append((places, indexable("\n".join(texts))))
-    return [(p, body) for p, body in chunks if body.strip()]
+        chunks.append((places, "\n".join(texts), starts))
+    return [c for c in chunks if c[1].strip()]
+
+
+def _all_terms(db: sqlite3.Connection) -> None:
+    """Every term of FTS5's vocabulary into `term`, spelt backwards: after a first index, one
+    pass in C over the index instead of a set of every word of every message in Python."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    db.executemany("INSERT OR IGNORE INTO term VALUES (?)",
+                   ((t[::-1],) for (t,) in db.execute("SELECT term FROM temp.said_terms")))
+
+
+def terms_of(chunks: list[Chunk]) -> set[bytes]:
+    """The distinct terms of a source's rows, in UTF-8 (for the typo tier's look at word ends),
+    a row at a time: a window's words all at once would hold a list of a million of them."""
+    out: set[bytes] = set()
+    for _, body, _ in chunks:
+        out |= terms(body)
+    return out
 
 
 class _Written:
@@ -530,10 +563,19 @@ class _Written:
     wait here too, up to BATCH_TEXT characters: FTS5 tokenizes a batch faster than the same
     rows one session at a time between the reads of the others."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, bulk: bool = False) -> None:
+        self.bulk = bulk
         self.fts, self.text = db.execute("SELECT fts, text FROM rows").fetchone()
         self.pending: list[tuple[int, str]] = []
         self.pending_text = 0
+        self.terms: set[bytes] = set()  # written to `term` by this refresh
+
+    def add_terms(self, db: sqlite3.Connection, found: set[bytes]) -> None:
+        """The terms not yet in `term`, there, each spelt backwards (its end is what is looked up)."""
+        new = found - self.terms
+        if new:
+            self.terms |= new
+            db.executemany("INSERT OR IGNORE INTO term VALUES (?)", [(t.decode()[::-1],) for t in new])
 
     def add(self, db: sqlite3.Connection, rows: list[tuple[int, str]]) -> None:
         self.pending += rows
@@ -554,12 +596,13 @@ class _Written:
 BATCH_TEXT = 1024 * 1024
 
 
-def _insert(db: sqlite3.Connection, source_id: int, chunks: list[tuple[list[int], str]], written: _Written) -> None:
+def _insert(db: sqlite3.Connection, source_id: int, chunks: list[Chunk], written: _Written) -> None:
     if not chunks:
         return
     first = written.fts + 1  # row ids are never used twice
-    db.executemany("INSERT INTO chunk(id, source, places) VALUES (?, ?, ?)",
-                   [(first + i, source_id, marshal.dumps(places)) for i, (places, _) in enumerate(chunks)])
+    db.executemany("INSERT INTO chunk(id, source, places, starts) VALUES (?, ?, ?, ?)",
+                   [(first + i, source_id, marshal.dumps(places), marshal.dumps(starts))
+                    for i, (places, _, starts) in enumerate(chunks)])
     written.add(db, [(first + i, c[1]) for i, c in enumerate(chunks)])
     written.fts += len(chunks)
     written.text += sum(len(c[1]) for c in chunks)

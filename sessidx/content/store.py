@@ -21,7 +21,7 @@ else:
     except ImportError:
         import sqlite3
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DatabaseError = sqlite3.DatabaseError  # for callers that do not import sqlite3 themselves
 OperationalError = sqlite3.OperationalError  # busy, locked, disk full: not damage
 # FTS5 buffers this much before writing a segment (its default is 1 MB): fewer, larger
@@ -123,12 +123,16 @@ def _create(db: sqlite3.Connection) -> None:
             CREATE TABLE source(
                 id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, stamp TEXT, done INTEGER NOT NULL DEFAULT 0,
                 tail BLOB, session BLOB NOT NULL, mtime INTEGER NOT NULL);
-            -- id: the FTS row id, places: its records' offsets (or indexes), a marshalled list
-            CREATE TABLE chunk(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, places BLOB NOT NULL);
+            -- id: the FTS row id, places: its records' offsets (or indexes), starts: the token
+            -- each of its messages starts at (both marshalled lists)
+            CREATE TABLE chunk(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, places BLOB NOT NULL,
+                               starts BLOB NOT NULL);
             CREATE INDEX chunk_source ON chunk(source);
             -- FTS rows and characters of text written since the last rebuild, dead ones too
             CREATE TABLE rows(fts INTEGER NOT NULL, text INTEGER NOT NULL);
             INSERT INTO rows VALUES (0, 0);
+            -- every term ever indexed, spelt backwards: a typo early in a word is looked up by its end
+            CREATE TABLE term(rev TEXT PRIMARY KEY) WITHOUT ROWID;
             CREATE VIRTUAL TABLE said USING fts5(body, content='', columnsize=0,
                                                  tokenize='unicode61 remove_diacritics 2');
             INSERT INTO said(said, rank) VALUES ('hashsize', {HASH_SIZE});
@@ -316,5 +320,5 @@ def rebuild_if_mostly_dead(db: sqlite3.Connection, force: bool = False) -> None:
     rows = db.execute("SELECT fts FROM rows").fetchone()[0]
     if force or (rows > 1000 and live < rows // 2):
         db.executescript("""
-            BEGIN; DELETE FROM chunk; DELETE FROM source; UPDATE rows SET fts = 0, text = 0;
+            BEGIN; DELETE FROM chunk; DELETE FROM source; DELETE FROM term; UPDATE rows SET fts = 0, text = 0;
             INSERT INTO said(said) VALUES ('delete-all'); COMMIT;""")
