@@ -144,14 +144,15 @@ class Shell:
         under way can be dropped by fzf. A press over kept rows or the index reloads the fresh
         list (`sessidx lines`), which keeps its rows in a `picker-*.rows` file; the first press
         ever streams its rows instead and keeps none while fzf is open: there the list is whole
-        when the first-press note has left the header (fzf's load event) and the index is
-        written."""
+        when the first-press note has left the header (fzf's load event, after the stream put
+        down its `index-*.marshal.first` marker) and the index is written (the marker gone)."""
         def whole(screen: str) -> bool:
             if "session>" not in screen:
                 return False
-            if list(self.cache.rglob("picker-*.rows")):
+            if list(self.cache.rglob("picker-*.rows.first")):  # the last file `lines` writes
                 return True
-            return INDEXING_NOTE not in screen and bool(list(self.cache.rglob("index-*.marshal")))
+            return (INDEXING_NOTE not in screen and not list(self.cache.rglob("index-*.marshal.first"))
+                    and bool(list(self.cache.rglob("index-*.marshal"))))
 
         return self.tmux.until(whole, "the picker's whole list")
 
