@@ -2,6 +2,10 @@
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
+# pytest-xdist workers, a test file each (their tmux sockets, sshd ports and homes are their own);
+# the tests mostly wait on shells, fzf and sshd, so more workers than cores
+JOBS ?= 4
+XDIST := -n $(JOBS) --dist loadfile
 
 .PHONY: run test itest unit lint bench conformance demo clean
 
@@ -15,13 +19,13 @@ run: $(BIN)/.installed
 	$(BIN)/sessidx || [ $$? -eq 130 ]  # Esc or Ctrl-C in the picker is no failure
 
 test: $(BIN)/.installed
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
 
 unit: $(BIN)/.installed
-	$(BIN)/pytest -m 'not shell'
+	$(BIN)/pytest $(XDIST) -m 'not shell and not slow'
 
 itest: $(BIN)/.installed
-	$(BIN)/pytest -m shell
+	$(BIN)/pytest $(XDIST) -m shell
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check sessidx tests fixtures

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from sessidx import clihelp
 from tests.conftest import run_cli
 from tests.stubs import HELP
@@ -31,6 +33,7 @@ def slow_stub(folder: Path, program: str, help_text: str, seconds: float) -> Pat
     return log
 
 
+@pytest.mark.slow  # a help that takes SLOW seconds, waited out
 def test_a_slow_help_costs_neither_the_key_press_nor_the_model(realdata, stub_bin):
     log = slow_stub(stub_bin, "qwen", HELP["qwen"], SLOW)
     env = {"SESSIDX_HOME": str(realdata("qwen-home")), "PATH": f"{stub_bin}:{os.environ['PATH']}"}

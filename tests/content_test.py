@@ -39,7 +39,7 @@ def home_for(app: str, realdata, tmp_path: Path) -> Path:
     get their synthetic homes (fresh, so nothing to copy)."""
     from synthetic_apps import make_home
 
-    from tests.apps.apps2_test import home_of
+    from tests.apps.realhome_documents import home_of
 
     home = tmp_path / f"{app}-home"
     if app in SYNTHETIC:

@@ -114,6 +114,7 @@ def test_a_killed_first_index_leaves_no_reader_holding_the_lock(home, tmp_path, 
     assert done.stdout.count("/w/p") == 240
 
 
+@pytest.mark.slow  # waits out STALL_SECONDS
 def test_a_stopped_first_index_stalls_no_keystroke_and_no_search(home, tmp_path, cleanup):
     """Ctrl-Z on a first index made each keystroke in content mode wait 120 s for it. Now a
     keystroke shows what is indexed and says why; so does a search."""

@@ -197,9 +197,7 @@ def test_a_query_and_enter_typed_at_once_resume_the_session_the_query_picks(home
         sh.tmux.send("C-o")
         sh.tmux.until(lambda s: "session>" in s, "the picker")
         if when == "once it is in":
-            deadline = time.monotonic() + 15
-            while not list((tmp_path / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            sh.until_fresh_list()
         sh.tmux.type("quokka")
         sh.tmux.send("Enter")
         sh.tmux.until_file(stub_bin / "claude.argv", "the stub claude")

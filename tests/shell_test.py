@@ -7,13 +7,13 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from homes import ClaudeSession, CodexThread, write_codex_home
 
+from sessidx.commands import INDEXING_NOTE
 from tests.conftest import ROOT, require, run_cli
 from tests.stubs import recorded, write_stub
 from tests.tmux import Tmux
@@ -130,11 +130,31 @@ class Shell:
         else:
             conf = tmp / "config" / "fish"
             conf.mkdir(parents=True)
+            # fish's first interactive start makes man-page completions (create_manpage_completions.py,
+            # seconds of CPU) unless this folder exists: they count as made
+            (tmp / "data" / "fish" / "generated_completions").mkdir(parents=True)
             (conf / "config.fish").write_text(f"set -g fish_greeting\nfunction fish_prompt; echo -n '$ '; end\n"
                                               f"{rc_extra}\nsessidx init fish | source\n")
             command = "fish -i"
         self.tmux = Tmux(command, env, cwd=tmp)
         self.tmux.prepare()
+
+    def until_fresh_list(self) -> str:
+        """The picker is up with its whole list: a key's action sent while fzf's reload-sync is
+        under way can be dropped by fzf. A press over kept rows or the index reloads the fresh
+        list (`sessidx lines`), which keeps its rows in a `picker-*.rows` file; the first press
+        ever streams its rows instead and keeps none while fzf is open: there the list is whole
+        when the first-press note has left the header (fzf's load event, after the stream put
+        down its `index-*.marshal.first` marker) and the index is written (the marker gone)."""
+        def whole(screen: str) -> bool:
+            if "session>" not in screen:
+                return False
+            if list(self.cache.rglob("picker-*.rows.first")):  # the last file `lines` writes
+                return True
+            return (INDEXING_NOTE not in screen and not list(self.cache.rglob("index-*.marshal.first"))
+                    and bool(list(self.cache.rglob("index-*.marshal"))))
+
+        return self.tmux.until(whole, "the picker's whole list")
 
     def run(self, line: str) -> None:
         self.tmux.type(line)
@@ -159,12 +179,7 @@ class Shell:
         if prepare:  # an empty, live line (prepare ends with Ctrl-U)
             self.tmux.prepare()
         self.tmux.send("C-o")
-        self.tmux.until(lambda s: "session>" in s, "the picker")
-        # the fresh list is in (it keeps its rows when done): a key's action sent while fzf's
-        # reload-sync is under way can be dropped by fzf
-        deadline = time.monotonic() + 15
-        while not list(self.cache.rglob("picker-*.rows")) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        self.until_fresh_list()
         self.tmux.type(query)
         self.tmux.until(lambda s: matches(s) == 1, f"one match for {query!r}")
         self.tmux.send(key)

@@ -40,8 +40,10 @@ def write_stub(folder: Path, program: str, help_key: str | None = None, version:
         "exit 0;;\n"
         f"  --version) echo '{version}'; exit 0;; esac; done\n"
         f"pwd > '{record}.cwd'\n"
-        f": > '{record}.argv'\n"
-        f'for a in "$@"; do printf \'%s\\0\' "$a" >> \'{record}.argv\'; done\n'
+        # whole or not at all: a test reads the argv as soon as the file is there
+        f": > '{record}.argv.part'\n"
+        f'for a in "$@"; do printf \'%s\\0\' "$a" >> \'{record}.argv.part\'; done\n'
+        f"mv -f '{record}.argv.part' '{record}.argv'\n"
         f"echo 'stub {program} ran'\n"
     )
     script.chmod(0o755)

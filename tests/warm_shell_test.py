@@ -60,16 +60,18 @@ class Warm(Shell):
         before = len(self.parents())
         self.tmux.prepare()
         self.tmux.send("C-o")
-        self.tmux.until(lambda s: "session>" in s, "the picker")
-        deadline = time.monotonic() + 15
-        while len(self.parents()) <= before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        while not list((self.tmp / "cache").rglob("picker-*.rows")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)  # the feed's reload-sync: its rows kept
+        self.tmux.until(lambda s: len(self.parents()) > before, "fzf started (its parent recorded)")
+        self.until_fresh_list()
         self.tmux.send("Escape")
         self.tmux.until(lambda s: "session>" not in s, "the picker to close")
         return self.parents()[-1]
+
+    def until_size(self, columns: int, lines: int) -> None:
+        """The shell has taken in a new terminal size (its COLUMNS and LINES name the kept launch)."""
+        for attempt in range(20):
+            if self.ask('echo "$COLUMNS $LINES" > {out}', f"size{attempt}").split() == [str(columns), str(lines)]:
+                return
+        raise AssertionError(f"the shell never saw the terminal at {columns}x{lines}")
 
     def until_warm(self) -> list[str]:
         """Presses until the shell itself started fzf (the first ones are Python's)."""
@@ -152,9 +154,10 @@ def test_the_warm_press_refuses_carries_and_leaves_as_the_python_one(warm, home,
     warm.pick("folder was deleted")
     warm.tmux.until(lambda s: "cannot resume: folder no longer exists" in s, "the refusal")
     warm.tmux.send("Escape")
-    screen = warm.tmux.until(lambda s: "session>" not in s, "the picker to close")
+    # fzf's screen is cleared a moment before the prompt is drawn again
+    screen = warm.tmux.until(lambda s: "session>" not in s and s.rstrip().endswith("$"), "the prompt back")
     assert warm.parents()[-1] == warm.name and recorded(warm.stubs, "claude") is None
-    assert "Traceback" not in screen and screen.rstrip().endswith("$")
+    assert "Traceback" not in screen
     # Alt-Enter carries the recorded loose mode
     warm.pick("Loose mode", key="M-Enter")
     warm.tmux.until_file(warm.stubs / "claude.argv", "the stub claude")
@@ -173,7 +176,7 @@ def test_the_warm_press_resumes_nothing_when_fzf_accepted_another_row_than_the_c
     wrapper.write_text(wrapper.read_text().replace('"$@"\n', '"$@" | sed \'2s/.*/6f74686572/\'\n'))
     warm.pick("Some session")
     warm.tmux.until(lambda s: "the list changed as the key was pressed, so nothing was resumed" in s, "the refusal")
-    assert warm.parents()[-1] == warm.name and recorded(warm.stubs, "claude") is None
+    assert warm.parents()[-1] == warm.name and recorded(warm.stubs, "claude") is None, (warm.parents(), warm.tmux.screen())
 
 
 def test_python_does_it_all_when_the_kept_launch_does_not_fit(warm, home, tmp_path):
@@ -181,7 +184,7 @@ def test_python_does_it_all_when_the_kept_launch_does_not_fit(warm, home, tmp_pa
     assert warm.until_warm()[-1] == warm.name
     # another terminal size: nothing kept for it; Python starts fzf and keeps it for the next press
     warm.tmux._tmux("resize-window", "-t", "t", "-x", "120", "-y", "35")
-    time.sleep(0.3)
+    warm.until_size(120, 35)
     assert warm.press_and_leave() != warm.name
     assert warm.press_and_leave() == warm.name
     # a variable the launch depends on changed
@@ -251,21 +254,26 @@ def test_enter_resumes_the_row_shown_whatever_list_fzf_holds(home, tmp_path, stu
     wanted.write(home)
     for i in range(12):  # newer rows above it, in this folder and elsewhere
         ClaudeSession(cwd=str(here if i % 3 == 0 else elsewhere), prompt=f"Unrelated chore {i}").write(home)
-    run_cli("build", env={"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    # the index of the shell's own homes (XDG_DATA_HOME is one: opencode's, Crush's, ...)
+    run_cli("build", env={"SESSIDX_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                          "XDG_DATA_HOME": str(tmp_path / "data")})
     sh = Shell("bash", tmp_path, home, stub_bin)
     try:
         sh.run(f"cd {quote(str(here), 'bash')}")
-        for _ in range(2):  # the first press keeps the launch; the second is the warm one, from the shell
-            sh.tmux.prepare()
-            sh.tmux.send("C-o")
-            sh.tmux.until(lambda s: "session>" in s and "Unrelated chore 11" in s, "the picker")
-            deadline = time.monotonic() + 15
-            while not list(sh.cache.rglob("picker-launch-bash-*")) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(1.5)  # the fresh list in
-            if _ == 0:
-                sh.tmux.send("Escape")
-                sh.tmux.until(lambda s: "session>" not in s, "back at the prompt")
+        # the first press (from the index) keeps the rows and, once it is left, the launch
+        sh.tmux.prepare()
+        sh.tmux.send("C-o")
+        sh.tmux.until(lambda s: "session>" in s and "Unrelated chore 11" in s, "the picker")
+        sh.until_fresh_list()
+        sh.tmux.send("Escape")
+        sh.tmux.until(lambda s: "session>" not in s, "back at the prompt")
+        # the second is the warm one, from the shell, over the 13 kept rows; a session made
+        # since makes the fresh list that replaces them one longer, so it shows when it is in
+        ClaudeSession(cwd=str(elsewhere), prompt="Unrelated chore 12").write(home)
+        sh.tmux.prepare()  # the prompt is back: the first press's sessidx has ended
+        assert list(sh.cache.rglob("picker-launch-bash-*"))
+        sh.tmux.send("C-o")
+        sh.tmux.until(lambda s: "session>" in s and matches(s) == 14, "the fresh list in (14 rows)")
         if change == "Ctrl-A":
             sh.tmux.send("C-a")
             sh.tmux.until(lambda s: "claude@" in s or "claude>" in s, "only claude's sessions")
