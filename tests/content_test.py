@@ -24,7 +24,7 @@ from sessidx.index import build
 from sessidx.model import Session
 from tests.conftest import run_cli
 
-APPS_WITH_DATA = ["claude", "codex", "qwen", "gemini", "droid", "copilot", "kimi", "cline", "cn", "auggie", "amp",
+APPS_WITH_DATA = ["claude", "codex", "qwen", "gemini", "droid", "copilot", "kimi", "kimicode", "cline", "cn", "auggie", "amp",
                   "vibe", "opencode", "crush", "goose"]
 FILLER_BYTES = 700 * 1024  # more than the tail the list reads (512 KiB), on each side
 

@@ -146,7 +146,10 @@ class KimiCode:
     # replies, tool calls and results); a migrated session has only the migrator's
     # `context.append_message` records, which carry no `agentId` (the CLI's own do, beside the
     # same prompt in an `agent.message.appended`, with its `<system-reminder>`s).
-    said_markers = json_markers("type", "agent.message.appended", "context.append_message")
+    # 2.1.0 writes an `agent.message.appended` record's type after its message, past the first
+    # bytes a long line is looked at (conversation.MARKER_WINDOW): its opening names it too.
+    said_markers = (*json_markers("type", "agent.message.appended", "context.append_message"),
+                    b'{"message":{"message":{"role":"')
 
     def said(self, record: dict[str, Any]) -> list[tuple[str, str]]:
         outer = record.get("message")
