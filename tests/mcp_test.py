@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from sessidx.agent_api import MESSAGE_CAP, SHOW_CAP
 from sessidx.mcp_server import RESULT_CAP
-from tests.apps.apps2_test import home_of
+from tests.apps.realhome_documents import home_of
 from tests.startup_test import PROBE, loaded_by, press_key
 from tests.stubs import recorded, write_stub
 
