@@ -175,3 +175,45 @@ def test_git_branch_reads_heads_worktrees_and_detached(tmp_path):
     assert git_branch(str(tmp_path / "wt")) == "fix/retry"
     (tmp_path / "a/.git/HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")
     assert git_branch(str(tmp_path / "a")) is None
+
+
+def _plain(line: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", line.rsplit("\t", 1)[0] if "\t" in line else line)
+
+
+@pytest.mark.parametrize("width", [80, 200])
+@pytest.mark.parametrize("with_hosts", [False, True])
+def test_every_row_lines_up_with_the_longest_app_and_host(width, with_hosts):
+    """`openhands` (9 letters) and a long host name take their columns: the folder and the title
+    start at the same column on every row and the header, and no row is wider than the list
+    (issue 29, point 3)."""
+    from sessidx.hosts import HostSession
+
+    rows: list[Session] = [Session(app, f"{app}-1", f"/w/{app}", "main", f"title of {app}", 1_700_000_000_000 - i,
+                                   1, None, None, None, None, None)
+                           for i, app in enumerate(["openhands", "cn", "claude", "opencode"])]
+    if with_hosts:
+        rows += [HostSession("build-server-eu", "codex", "x-1", "/srv/x", "main", "title of host codex",
+                             1_600_000_000_000), HostSession("b", "pi", "y-1", "/srv/y", "dev", "title of host pi",
+                                                             1_600_000_000_000)]
+    for lines in (picker_lines(rows, width=width - 2), table(rows, width, header=True)):
+        head, *body = [_plain(line) for line in lines]
+        assert len(body) == len(rows)
+        title_at, folder_at = columns(head[:head.index("title")]), columns(head[:head.index("folder")])
+        for row in body:
+            assert columns(row[:row.index("title of")]) == title_at, (row, head)
+            assert row[folder_at - 1] == " " and row[folder_at] != " ", (row, head)  # (ASCII: a column each)
+            assert columns(row) <= width
+    # a list of short names only does not keep room for long ones
+    assert _plain(picker_lines(rows[1:2], width=100)[1]).startswith("cn   ")
+
+
+def test_the_app_column_holds_every_registered_app():
+    from sessidx.apps import APPS
+    from sessidx.render import APP_WIDTH, content_header, content_row
+
+    assert max(map(len, APPS)) == APP_WIDTH
+    head = _plain(content_header())
+    rows = [_plain(content_row(Session(app, "i", "/w/a", None, "t", 1_700_000_000_000, 1, None, None, None, None,
+                                       None), "the snippet", [])) for app in ("openhands", "cn")]
+    assert {row.index("/w/a") for row in rows} == {head.index("folder")}
