@@ -58,7 +58,7 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
                 and (filters.since_ms is None or h.session.mtime >= filters.since_ms)]
         if not hits and query.strip():
             notes.append("no session says that")
-    out(render.content_header() + "".join(f"  ({note})" for note in notes))
+    out(render.content_header(hint=not query.strip()) + "".join(f"  ({note})" for note in notes))
     words = words_of(query)
     rows = [f"{render.content_row(h.session, h.snippet, words, h.also)}\t{h.session.key}" for h in hits]
     if rows:
