@@ -37,10 +37,10 @@ KEYS = (
 )
 # Words of the query that filter the list (querywords), each with an example.
 QUERY_WORDS = (
-    ("app:NAME", "only that app's sessions; the start of a name works: app:codex, app:cl (Claude, Cline)"),
-    ("since:WHEN", "only those used in the last WHEN, as the age column counts, or since a date: "
-                   "since:1d, since:2w, since:2026-11-30"),
-    ("'word", "that word exactly (fzf's search): 'payment; ^start, end$, !not, a | b"),
+    ("app:NAME", "in the query: only that app's sessions, app:codex (the start of a name: app:cl)"),
+    ("since:WHEN", "in the query: only those used in the last WHEN, as the age column counts: since:1d, "
+                   "since:2w, since:2026-11-30"),
+    ("'word", "in the query: that word exactly, 'payment (fzf's search; ^start, end$, !not, a | b)"),
 )
 HEADER = "Enter resume · Ctrl-F what was said · Esc cancel · ? keys"
 CONTENT_HEADER = "what was said: every word, \"a phrase\" · Enter resume · Ctrl-F titles · Esc cancel · ? keys"
@@ -349,8 +349,10 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
     fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} exec {me} lines" if hosts else f"exec {me} lines"
     note_gone = f"change-header({HEADER})" + (f"+reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})" if hosts else "")
     # one line, its breaks as `\n` for printf's %b: an action a transform prints is one line
-    help_text = "\\n".join([*(f"{key:<16}{what}" for key, what in KEYS), "", "in the query:",
-                            *(f"{word:<16}{what}" for word, what in QUERY_WORDS)])
+    # the query words after the keys on screen, so that a small pane shows them too
+    help_text = "\\n".join([*(f"{key:<16}{what}" for key, what in KEYS[:3]),
+                            *(f"{word:<16}{what}" for word, what in QUERY_WORDS),
+                            *(f"{key:<16}{what}" for key, what in KEYS[3:])])
     show_help = f"show-preview+preview:printf '%b\\n' {_sh_quote(help_text)}"
     cmd = [
         fzf,

@@ -361,3 +361,27 @@ def test_content_mode_stops_spinning_once_its_index_is_built(home, tmp_path, que
         tmux.until(lambda s: "content>" not in s, "back at the prompt")
     finally:
         tmux.kill()
+
+
+@pytest.mark.shell
+def test_question_mark_is_help_on_an_empty_query_and_a_character_in_one(three_sessions, tmp_path):
+    """`?` on an empty query shows the keys and the query words, each with an example; typed
+    into a query it is a `?` like any other (issue 29, point 6). An `app:` word that starts no
+    app's name says so."""
+    require("tmux")
+    tmux = bash_in_tmux(three_sessions, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "Fresh claude" in s and matches(s) == 3, "all three")
+        tmux.type("?")
+        tmux.until(lambda s: "in the query:" in s and "app:NAME" in s and "since:1d" in s, "the help")
+        assert "session> ?" not in tmux.screen()
+        tmux.type("kettle?")
+        tmux.until(lambda s: "session> kettle?" in s and matches(s) == 0, "a ? typed into the query")
+        tmux.send("C-u")
+        tmux.type("app:zzz")
+        tmux.until(lambda s: "no app's name starts with zzz" in s and matches(s) == 0, "the unknown app named")
+        tmux.send("Escape")
+        tmux.until(lambda s: "session>" not in s, "back at the prompt")
+    finally:
+        tmux.kill()
