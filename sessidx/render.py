@@ -233,9 +233,9 @@ _REFUSED, _ASKS, _RUNS, _MISSING = "✗ will not resume:", "? Enter asks first:"
 _VERDICTS = {_REFUSED: _RED, _ASKS: _YELLOW, _RUNS: _GREEN}
 
 
-WIDE = 160  # from this many columns on, the preview sits beside the list
 TALL = 30  # below WIDE, from this many lines on it sits below the list; on fewer it is hidden (Ctrl-/)
 PREVIEW_SIDE = 40  # per cent of the width the preview takes beside the list
+TITLE_BESIDE = 60  # the title's least columns in a list beside the preview
 TITLE_MIN = 24
 FOLDER_SHARE, BRANCH_SHARE = 22, 15  # per cent of a picker row's room: the title takes the rest
 # The longest app name (`openhands`; a test checks it against the registry, which a key press
@@ -252,6 +252,18 @@ def fit(width: int, folders: int, branches: int, id_cols: int = 0, app_cols: int
     folder = max(0, min(folders, max(6, room * FOLDER_SHARE // 100)))
     branch = max(0, min(branches, room * BRANCH_SHARE // 100))
     return folder, branch
+
+
+def _title_room(list_columns: int) -> int:
+    """The title's columns in a list this wide when the folder and branch take their whole shares."""
+    room = list_columns - _FIXED - APP_WIDTH
+    folder, branch = fit(list_columns, room, room, 0, APP_WIDTH)
+    return list_columns - _FIXED - APP_WIDTH - folder - branch  # beside fzf's pointer
+
+
+# From this many columns on the preview sits beside the list: where the title keeps TITLE_BESIDE
+# columns beside it (at 160 it kept 45 of 85, issue 29, point 7)
+WIDE = next(c for c in range(80, 1000) if _title_room(c * (100 - PREVIEW_SIDE) // 100) >= TITLE_BESIDE)
 
 
 def list_width(terminal: int) -> int:

@@ -217,3 +217,21 @@ def test_the_app_column_holds_every_registered_app():
     rows = [_plain(content_row(Session(app, "i", "/w/a", None, "t", 1_700_000_000_000, 1, None, None, None, None,
                                        None), "the snippet", [])) for app in ("openhands", "cn")]
     assert {row.index("/w/a") for row in rows} == {head.index("folder")}
+
+
+def test_the_preview_sits_beside_the_list_only_where_the_title_keeps_60_columns():
+    """Issue 29, point 7: at 160 columns the preview moved beside the list and the title fell
+    from 85 to 45 columns. Now it moves only where the title keeps at least 60, folder and
+    branch at their whole shares, the longest app name in the row."""
+    from sessidx.render import WIDE, list_width, preview_window
+
+    long = [Session("openhands", "x1", "/home/alex/code/" + "deep/" * 12 + "repo", "feature/" + "b" * 40, "T" * 300,
+                    1_700_000_000_000, 1, None, None, None, None, None)]
+
+    def title_columns(terminal: int) -> int:
+        header = _plain(picker_lines(long, width=list_width(terminal))[0])
+        return list_width(terminal) - 2 - header.index("title")  # fzf's pointer takes two columns
+
+    assert preview_window(WIDE - 1, 50).startswith("down") and preview_window(WIDE, 50).startswith("right")
+    assert title_columns(WIDE - 1) > title_columns(WIDE) >= 60
+    assert 160 < WIDE <= 200
