@@ -469,6 +469,18 @@ def prompt_of(content: bool, app: str | None, scope: str | bool | None) -> str:
     return f"{name}{'@' + scope if scope else ''}> "
 
 
+def with_counts(start: str, counts: list[tuple[str, int]], width: int) -> str:
+    """`start` and each app's count, in the order given (Ctrl-A's), in `width` columns: the least
+    used apps leave first, and what is left out is counted (`+3 more`)."""
+    shown = list(counts)
+    while True:
+        more = len(counts) - len(shown)
+        line = start + " ".join(f"{a} {n}" for a, n in shown) + (f" +{more} more" if more else "")
+        if columns(line) <= width or not shown:
+            return line
+        shown.remove(min(shown, key=lambda pair: (pair[1], -counts.index(pair))))
+
+
 def prompt_state(prompt: str | None) -> tuple[bool, str | None, str | None]:
     """(content mode, app, scope) from a prompt made by prompt_of."""
     name, _, scope = (prompt or "").removesuffix("> ").strip().partition("@")

@@ -235,3 +235,14 @@ def test_the_preview_sits_beside_the_list_only_where_the_title_keeps_60_columns(
     assert preview_window(WIDE - 1, 50).startswith("down") and preview_window(WIDE, 50).startswith("right")
     assert title_columns(WIDE - 1) > title_columns(WIDE) >= 60
     assert 160 < WIDE <= 200
+
+
+def test_the_app_counts_fit_in_the_cycles_order_the_least_used_leaving_first():
+    from sessidx.render import with_counts
+
+    counts = [("claude", 40), ("codex", 3), ("gemini", 12), ("openhands", 1), ("crush", 7)]
+    whole = with_counts("app all: 63 of 63 · ", counts, 200)
+    assert whole == "app all: 63 of 63 · claude 40 codex 3 gemini 12 openhands 1 crush 7"
+    cut = with_counts("app all: 63 of 63 · ", counts, 50)
+    assert cut == "app all: 63 of 63 · claude 40 gemini 12 +3 more" and columns(cut) <= 50
+    assert with_counts("x · ", counts, 3).startswith("x · ")  # never fails, however narrow
