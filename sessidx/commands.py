@@ -370,7 +370,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
         from sessidx.querywords import unknown_apps
 
         if unknown := unknown_apps(env.get("FZF_QUERY")):  # said in the column names' line, fzf's header
-            lines[0] += f"  (no app's name starts with {render.clean(', '.join(w[4:] for w in unknown))})"
+            lines[0] += f"  ({render.clean(unknown)})"
         _emit(out, lines)
         _note_loaded(env, words.words)
         return ExitCode.OK

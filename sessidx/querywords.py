@@ -50,12 +50,13 @@ def parse(query: str | None) -> QueryWords:
     return QueryWords(" ".join(rest), " ".join(words), apps, since_ms)
 
 
-def unknown_apps(query: str | None) -> list[str]:
-    """The `app:` words that start no app's name (`app:zzz`), for the list to say so."""
+def unknown_apps(query: str | None) -> str | None:
+    """What the list says of `app:` words that start no app's name (`app:zzz`), or None."""
     from sessidx.apps import _WHERE
 
-    return [word for word in parse(query).words.split()
-            if word.startswith("app:") and not any(name.startswith(word[4:].lower()) for name in _WHERE)]
+    unknown = [word[4:] for word in parse(query).words.split()
+               if word.startswith("app:") and not any(name.startswith(word[4:].lower()) for name in _WHERE)]
+    return f"no app's name starts with {', '.join(unknown)}" if unknown else None
 
 
 def fits(query: str | None, app: str, mtime_ms: int, row: str) -> bool:

@@ -30,3 +30,13 @@ def test_a_host_that_does_not_answer_is_an_error(home, tmp_path):
     assert done.returncode == 1, done
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "no-such-host" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_an_app_word_that_starts_no_app_says_so_in_both_modes(home):
+    from homes import ClaudeSession
+
+    ClaudeSession(cwd="/w", prompt="kettle work").write(home)
+    for args, prompt in ((["lines"], "session> "), (["lines", "--content", "app:zzz kettle"], "content> ")):
+        done = run_cli(*args, env={"FZF_QUERY": "app:zzz kettle", "FZF_PROMPT": prompt})
+        head = done.stdout.splitlines()[0]
+        assert "(no app's name starts with zzz)" in head and len(done.stdout.splitlines()) == 1, done.stdout

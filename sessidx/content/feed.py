@@ -28,6 +28,10 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     from sessidx.querywords import parse
 
     filters = parse(query)  # `app:NAME` and `since:WHEN` in the query narrow it too
+    from sessidx.querywords import unknown_apps
+
+    if unknown := unknown_apps(query):
+        notes.append(render.clean(unknown))
     cut = query_note(query)
     query = filters.rest
     if filters.apps is not None and len(filters.apps) == 1 and app in (None, *filters.apps):
