@@ -876,10 +876,12 @@ def _not_for_the_query(env: Env, ident: str) -> bool | None:
         return True if parse(query).filtering else None  # not known here: the plan's own look decides
     if not fits(query, session.app, session.mtime, env.get("SESSIDX_ROW") or ""):
         return True
-    from sessidx.picker import loaded_words, state_folder
+    from sessidx.picker import filtered_by, loaded_filters, state_folder
 
     folder = state_folder(env)
-    if folder is not None and loaded_words(folder) != parse(query).words:
+    prompt = env.get("FZF_PROMPT") or render.prompt_of(False, None, None)
+    if folder is not None and "FZF_QUERY" in env.vars and loaded_filters(folder) != filtered_by(prompt,
+                                                                                                parse(query).words):
         return False
     return None
 

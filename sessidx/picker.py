@@ -145,18 +145,25 @@ def state_folder(env: Env) -> str | None:
     return None if folder is None or folder_problem(folder) else folder
 
 
+def filtered_by(prompt: str | None, words: str) -> str:
+    """What a title list is filtered by, as the scripts spell it: the prompt (Ctrl-A's app,
+    Ctrl-S's scope) and the query's `app:`/`since:` words."""
+    return f"{prompt or ''}|{words}"
+
+
 def note_loaded(env: Env, words: str) -> None:
-    """A list for fzf is out: write down the words it was filtered by, for the fzf that runs this
-    (the parent: fzf execs it through sh), and forget those of fzfs that are gone."""
+    """A list for fzf is out: write down what it was filtered by (filtered_by), for the fzf
+    that runs this (the parent: fzf execs it through sh), and forget those of fzfs gone."""
     folder = state_folder(env)
     if folder is None:
         return
     mine = words_file(folder, os.getppid())
     try:
-        if words:
-            write(mine, f"{words}\n".encode())
+        done = filtered_by(env.get("FZF_PROMPT"), words)
+        if done != filtered_by(prompt_of(False, None, None), ""):
+            write(mine, f"{done}\n".encode("utf-8", "surrogateescape"))
         elif os.path.exists(mine):
-            os.unlink(mine)
+            os.unlink(mine)  # the first list's: no file says so
         for name in os.listdir(folder):
             pid = name[len(WORDS_FILE):]
             if name.startswith(WORDS_FILE) and pid.isdigit() and not _alive(int(pid)):
@@ -165,10 +172,12 @@ def note_loaded(env: Env, words: str) -> None:
         pass  # the scripts then reload on each keystroke with words, and Enter's check still holds
 
 
-def loaded_words(folder: str) -> str:
-    """The words the list of the fzf that runs this was filtered by (note_loaded)."""
+def loaded_filters(folder: str) -> str:
+    """What the list of the fzf that runs this was filtered by (note_loaded)."""
     data, _ = read(words_file(folder, os.getppid()))
-    return (data or b"").decode("utf-8", "replace").strip()
+    if data is None:
+        return filtered_by(prompt_of(False, None, None), "")
+    return data.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
 def _alive(pid: int) -> bool:
@@ -182,11 +191,15 @@ def _alive(pid: int) -> bool:
 
 
 def _loaded(state: str | None) -> str:
-    """sh: `loaded`, the words the list on screen was filtered by; with no cache folder, never
-    the query's (`?` is no word), so each keystroke reloads."""
-    if not state:  # a list filtered by words may be on screen: `?` is none, so those reload
-        return "loaded=$words; [ -z \"$words\" ] || loaded='?'; "
-    return f"loaded=; {{ IFS= read -r loaded < {_sh_quote(state)}/{WORDS_FILE}$PPID; }} 2>/dev/null; "
+    """sh: `want`, what the list should be filtered by (filtered_by), and `loaded`, what the list
+    on screen was filtered by; with no cache folder, never the query's words (`?` is no word),
+    so a query with words reloads on each keystroke."""
+    want = "want=\"$FZF_PROMPT|$words\"; "
+    if not state:
+        return want + "loaded=$want; [ -z \"$words\" ] || loaded='?'; "
+    first = _sh_quote(filtered_by(prompt_of(False, None, None), ""))
+    return (want + f"loaded={first}; {{ IFS= read -r loaded < {_sh_quote(state)}/{WORDS_FILE}$PPID; }} "
+            "2>/dev/null; ")
 
 
 def hold(key: str, me: str, state: str | None) -> str:
@@ -205,7 +218,7 @@ def hold(key: str, me: str, state: str | None) -> str:
             f"{CONTENT_PROMPT}*) printf 'unbind(result)+reload:exec %s lines --content {{%s' \"$ME\" 'q}}'; "
             "exit;; esac; "
             + _QUERY_WORDS + _loaded(state)
-            + "act=; [ \"$words\" = \"$loaded\" ] || act=\"unbind(result)+reload(exec $ME lines)+\"; "
+            + "act=; [ \"$want\" = \"$loaded\" ] || act=\"unbind(result)+reload(exec $ME lines)+\"; "
             "if [ -n \"$words\" ]; then printf '%ssearch:%s' \"$act\" \"${rest# }\"; "
             "else printf '%ssearch:%s' \"$act\" \"$FZF_QUERY\"; fi")
 
@@ -226,17 +239,20 @@ def load_script(me: str, state: str | None, first: str, reloads: bool) -> str:
     """What each load event runs (sh, in fzf): the first time, `first` too (the fresh list, or the
     note's end; when it `reloads`, that list's own load goes on from here); then, when the
     query's `app:`/`since:` words are not what the list was filtered by (a reload lost, see
-    WORDS_FILE), the list again, once for those words (the input label, never drawn, holds
-    which: `=WORDS`); else the check of a held key."""
+    WORDS_FILE), the list again, at most three times for those filters after a keystroke (the
+    input label, never drawn, counts them: `=`, `==`, `===` and the filters); else the check of a
+    held key."""
     from sessidx.render import CONTENT_PROMPT
 
-    first_time = _sh_quote(f"change-input-label(=)+{first}+")
-    return ("pre=; [ -n \"$FZF_INPUT_LABEL\" ] || pre=" + first_time + "; "
+    first_time = _sh_quote(f"change-header-label(=)+{first}+")  # the header label, never drawn, says it was done
+    return ("pre=; [ -n \"$FZF_HEADER_LABEL\" ] || pre=" + first_time + "; "
             + ("[ -z \"$pre\" ] || { printf '%s' \"${pre%+}\"; exit; }; " if reloads else "")
             + f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) ;; *) "
             + _QUERY_WORDS + _loaded(state)
-            + "if [ \"$words\" != \"$loaded\" ] && [ \"$FZF_INPUT_LABEL\" != \"=$words\" ]; then "
-            "printf '%schange-input-label(=%s)+reload(exec %s lines)' \"$pre\" \"$words\" \"$ME\"; exit; fi;; esac; "
+            + "if [ \"$want\" != \"$loaded\" ]; then case $FZF_INPUT_LABEL in \"===$want\") ;; "
+            "\"==$want\") next=\"===$want\";; \"=$want\") next=\"==$want\";; *) next=\"=$want\";; esac; "
+            "[ -z \"$next\" ] || { printf '%schange-input-label(%s)+reload(exec %s lines)' \"$pre\" \"$next\" \"$ME\"; "
+            "exit; }; fi;; esac; "
             "SESSIDX_ROW={1}; export SESSIDX_ROW; case $FZF_LIST_LABEL in "
             + _HELD.replace(") exec", ") printf '%s' \"$pre\"; exec").format(me=me)
             + " *) printf '%s' \"${pre%+}\";; esac")
@@ -305,7 +321,8 @@ def change_script(me: str, state: str | None) -> str:
             # {%s and q} apart, so that fzf puts the query in when it runs the reload, not now
             "printf 'reload:exec %s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
             + _QUERY_WORDS + _loaded(state) +
-            "act=; [ \"$words\" = \"$loaded\" ] || act=\"reload(exec $ME lines)\"; "
+            # a keystroke lets the load event make the list again (load_script), up to three times
+            "act=change-input-label\\(=\\); [ \"$want\" = \"$loaded\" ] || act=\"$act+reload(exec $ME lines)\"; "
             "[ -n \"$words\" ] && act=\"$act${act:++}search:${rest# }\"; printf '%s' \"$act\"")
 
 
