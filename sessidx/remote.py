@@ -649,13 +649,16 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
     commands._check_app(app)
     local, hosts = chosen_hosts(env, names)
     sessions = list(commands._index(env).sessions) if local else []
+    # a name that is no configured host and did not answer is an error (`--host no-such-host`);
+    # a configured one that is down or asks for a password is a note, as `--host all` shows them
+    ad_hoc = set(names) - {"all", "local"} - {h.name for h in configured(env)[0]}
     unheard = False
     for heard in refresh(env, hosts):
         if heard.note:
             render.warn(heard.note)
         if heard.fresh:
             sessions += heard.sessions
-        unheard = unheard or not heard.fresh
+        unheard = unheard or (not heard.fresh and heard.host.name in ad_hoc)
     sessions = commands._select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
     if as_json:
         lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}) for s in sessions]
@@ -663,7 +666,7 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
         lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty())
     if lines:
         out("\n".join(lines))
-    return ExitCode.OK if (sessions or not query) and not unheard else ExitCode.ERROR  # a host named that failed
+    return ExitCode.OK if (sessions or not query) and not unheard else ExitCode.ERROR
 
 
 def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | None, as_json: bool, limit: int) -> int:

@@ -308,7 +308,7 @@ def test_accept_zero_leaves_the_line_for_editing(shell, home, tmp_path):
     shell.tmux.prepare()
     shell.run("set -gx SESSIDX_ACCEPT 0" if shell.name == "fish" else "export SESSIDX_ACCEPT=0")
     shell.pick("Edit before")
-    shell.tmux.until(lambda scr: f"--resume={s.session_id}" in scr, "the line on the prompt")
+    shell.tmux.until(lambda scr: f"--resume={s.session_id}" in scr and "session>" not in scr, "the line on the prompt")
     assert recorded(shell.stubs, "claude") is None
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude after Enter")
