@@ -165,15 +165,23 @@ COMMANDS: dict[str, tuple[str | None, Callable[[argparse.ArgumentParser], None]]
 def parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """Only the named command's parser is built when it is known: every argparse parser and
     argument costs start-up time, and `list` runs on a key press."""
-    p = _Parser(prog="sessidx", description="Find and resume any coding-agent session.", formatter_class=_Formatter)
+    p = _Parser(prog="sessidx", description="Find and resume any coding-agent session.", formatter_class=_Formatter,
+                epilog=EPILOG)
     p.add_argument("-V", "--version", action="version", version=f"sessidx {__version__}")
     # prog given: otherwise argparse builds a help formatter (and imports shutil) on every run
     sub = p.add_subparsers(dest="command", metavar="COMMAND", prog="sessidx", parser_class=_Subparser)
     wanted = [argv[0]] if argv and argv[0] in COMMANDS else list(COMMANDS)
     for name in wanted:
         helptext, add_arguments = COMMANDS[name]
-        add_arguments(sub.add_parser(name, help=helptext) if helptext else sub.add_parser(name))
+        p.commands[name] = sub.add_parser(name, help=helptext) if helptext else sub.add_parser(name)
+        add_arguments(p.commands[name])
+    p.given = argv[0] if argv else None
     return p
+
+
+EPILOG = ("In a shell: `eval \"$(sessidx init bash)\"` in ~/.bashrc, `eval \"$(sessidx init zsh)\"` in ~/.zshrc, "
+          "or `sessidx init fish | source` in ~/.config/fish/config.fish binds Ctrl-O to the picker (another "
+          "key: SESSIDX_KEY, or `sessidx init --key`) and lets `sessidx resume` cd your shell.")
 
 
 PUBLIC = [name for name, (helptext, _) in COMMANDS.items() if helptext]
@@ -188,9 +196,17 @@ class _Loud(argparse.ArgumentParser):
 
 
 class _Parser(_Loud):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+        self.given: str | None = None
+
     def error(self, message: str) -> NoReturn:
         """An unknown command names the commands a person uses (argparse would list the
-        picker's internal ones too)."""
+        picker's internal ones too); an option a command does not take shows that command's
+        usage, not the top level's (argparse leaves unknown options to the top parser)."""
+        if message.startswith("unrecognized arguments") and self.given in self.commands:
+            self.commands[self.given].error(message)
         if message.startswith("argument COMMAND: invalid choice"):
             given = message.split("'")[1] if "'" in message else "?"
             message = f"unknown command {given!r}: use one of {', '.join(PUBLIC)} (sessidx help)"

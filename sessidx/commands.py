@@ -49,10 +49,16 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
 
         low, high = bounds(since, until)
         sessions = [s for s in sessions if within(s.mtime, low, high)]
-        query = query or " ".join(f"--{k} {v}" for k, v in (("since", since), ("until", until)) if v)
     if not sessions:
-        render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
-                    else _nothing_found(index))
+        if since or until:
+            from sessidx.when import describe
+
+            kind = f"{app} session" if app else "session"
+            render.warn(f"no {kind} {describe(since, until)}" + (f" matches {query!r}" if query else ""))
+        else:
+            render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
+                        else _nothing_found(index))
+    query = query or ("--since/--until" if since or until else None)
     refused = refusals(env, sessions)  # what Enter would refuse, and why: the same checks as Enter's
     if as_json:
         lines = [render.json_line({**s.to_json(), "refused": r.to_json() if (r := refused.get(s.key)) else None})
@@ -157,7 +163,7 @@ def resume(env: Env, out: Out, ident: str, as_json: bool = False, shell: str | N
 def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     """The picker without kept rows (keypress.pick tries those first): from the index cache, or
     on the first press ever an empty frame that the rows stream into."""
-    from sessidx.picker import fzf_binary, has_tty, run_fzf, terminal_size
+    from sessidx.picker import fzf_binary, has_tty, run_fzf, state_folder, terminal_size
     from sessidx.shells import detect_shell
 
     if not has_tty():
@@ -189,7 +195,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     try:
         picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
-                         cold=cold, size=size, hosts=hosts)
+                         cold=cold, size=size, hosts=hosts, state=state_folder(env))
     finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
         if not cold and not index.demo:
             _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
@@ -273,7 +279,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     from sessidx.querywords import parse
 
     words = parse(env.get("FZF_QUERY"))  # `app:` and `since:` typed in the query (fzf's reloads pass it)
-    if app is None and scope is None and words.filtering:  # a keystroke's reload: Ctrl-A/Ctrl-S's are in the prompt
+    if app is None and scope is None and env.get("FZF_PROMPT"):  # a keystroke's reload: Ctrl-A/S's are in the prompt
         _, app, scope = picker_filters(env)
     if app is not None or scope is not None or index.demo or words.filtering:
         chosen = _in_scope([s for s in sessions if (app is None or s.app == app)
@@ -281,7 +287,13 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
                             and (words.since_ms is None or s.mtime >= words.since_ms)], scope, here)
         if scope is None:  # a host's sessions are never "this folder": it is another machine's
             chosen = _with_hosts(env, chosen, app)
-        _emit(out, render.picker_lines(chosen, here=here, width=width, marks=marks))
+        lines = render.picker_lines(chosen, here=here, width=width, marks=marks)
+        from sessidx.querywords import unknown_apps
+
+        if unknown := unknown_apps(env.get("FZF_QUERY")):  # said in the column names' line, fzf's header
+            lines[0] += f"  ({render.clean(unknown)})"
+        _emit(out, lines)
+        _note_loaded(env, words.words)
         return ExitCode.OK
     from sessidx.picker import here_first
 
@@ -291,7 +303,16 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     shown = here_first(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"),
                        [(c or "").encode("utf-8", "surrogateescape") for c in cwds], here)
     out(shown.decode("utf-8", "surrogateescape").rstrip("\n"))
+    _note_loaded(env, "")
     return ExitCode.OK
+
+
+def _note_loaded(env: Env, words: str) -> None:
+    """fzf's reload (FZF_QUERY is set, maybe empty): what its list was filtered by, for the picker's scripts."""
+    if "FZF_QUERY" in env.vars:
+        from sessidx.picker import note_loaded
+
+        note_loaded(env, words)
 
 
 def _with_hosts(env: Env, sessions: list[Session], app: str | None = None) -> list[Session]:
@@ -508,8 +529,9 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
     total = sum(counts.values())
     where = {None: "everywhere", "here": "this folder", "repo": "this repository"}[scope]
     # no parentheses in the texts: fzf's action syntax would end an action there
-    status = (f"app {app or 'all'}: {counts.get(app, 0) if app else total} of {total} · scope: {where} · "
-              + " ".join(f"{a} {n}" for a, n in counts.items()))
+    status = render.with_counts(f"app {app or 'all'}: {counts.get(app, 0) if app else total} of {total} · "
+                                f"scope: {where} · ", [(a, counts[a]) for a in APPS if counts.get(a)],
+                                _list_width(env) - 2)
     header = f"{CONTENT_HEADER if content_mode else HEADER}\n{render.clean(status)}"
     out(f"change-prompt({render.prompt_of(content_mode, app, scope)})+change-header({header})"
         f"+reload:{_feed_command(content_mode, app, scope)}")
@@ -528,8 +550,9 @@ def _feed_command(content_mode: bool, app: str | None, scope: str | None) -> str
     from sessidx.picker import self_command
 
     if content_mode:
-        return f"{self_command()} lines --content {{q}}"
-    return f"{self_command()} lines" + (f" --app {app}" if app else "") + (f" --{scope}" if scope else "")
+        return f"exec {self_command()} lines --content {{q}}"
+    # exec: the feed's parent is fzf, whose pid names what its list is filtered by (picker.WORDS_FILE)
+    return f"exec {self_command()} lines" + (f" --app {app}" if app else "") + (f" --{scope}" if scope else "")
 
 
 def _switch_mode(env: Env, out: Out) -> int:
@@ -559,16 +582,19 @@ def _switch_mode(env: Env, out: Out) -> int:
     from sessidx.quoting import sh_quote
 
     indexer = wait_for_indexer(env, seconds=0)
+    empty = not (env.get("FZF_QUERY") or "").strip()  # nothing to search: the list says what to type
     if indexer is None or indexer.stalled:
+        feed = f"printf '%s\\n' {sh_quote(render.content_header(hint=True))}" if empty \
+            else _feed_command(True, app, scope)
         out(f"rebind(change)+disable-search+change-prompt({render.prompt_of(True, app, scope)})"
-            f"+change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
+            f"+change-header({CONTENT_HEADER})+reload:{feed}")
         return ExitCode.OK
     # Being indexed: the title rows leave at once for an empty list (a reload that prints only
     # the column names and ends: fzf redraws its list when a reload ends or brings a row); the
     # prompt and header say content mode once that list is up (index-start, in the background);
     # the search runs when the index is done (index-wait, index-done).
     out(f"rebind(change)+disable-search+bg-transform({self_command()} cycle index-start)"
-        f"+reload:printf '%s\\n' {sh_quote(render.content_header())}")
+        f"+reload:printf '%s\\n' {sh_quote(render.content_header(hint=empty))}")
     return ExitCode.OK
 
 
@@ -603,8 +629,11 @@ def _content_index_progress(env: Env, out: Out, what: str) -> int:
     indexer = wait_for_indexer(env, seconds=0)
     if indexer is not None and not indexer.stalled:
         out(f"change-header({CONTENT_HEADER}\n{_indexing_line(env)})+bg-transform({self_command()} cycle index-wait)")
-    else:
-        out(f"change-header({CONTENT_HEADER})+reload:{_feed_command(True, app, scope)}")
+    else:  # this runs in a bg-transform's answer, where a reload is never run (picker.INDEX_DONE)
+        from sessidx.picker import INDEX_DONE
+
+        out(f"change-header({CONTENT_HEADER})" + ("" if not (env.get("FZF_QUERY") or "").strip()
+                                                  else f"+put({INDEX_DONE})"))
     return ExitCode.OK
 
 
@@ -625,18 +654,58 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
     (picker.hold). A session that can be resumed is accepted (with the key that chose it); one
     that cannot keeps the picker open, and its reason takes the header. A branch change is
     asked about after the picker closes. With no row (no ID: nothing matches yet, the rows
-    still coming in or a list being reloaded), the key stays held for the next result."""
-    from sessidx.picker import accept_action, held_action, refusal_action
+    still coming in or a list being reloaded), the key stays held for the next result. A row
+    the whole query does not ask for (its `app:`, `since:` and words), or on a list filtered by
+    other words than the query's, is from a list made for an earlier query: the list is made
+    again and the key held once more; then such a row is refused (docs/picker.md)."""
+    from sessidx.picker import accept_action, again_action, changed_action, held_action, refusal_action
 
-    if ident is None:
+    if not ident:
         out(held_action(allow_permissive))
         return ExitCode.OK
+    if (doubt := _not_for_the_query(env, ident)) is not None:
+        if not (env.get("FZF_LIST_LABEL") or "").endswith("-again"):
+            from sessidx.picker import self_command
+
+            out(again_action(allow_permissive, self_command()))
+            return ExitCode.OK
+        if doubt:
+            out(changed_action())
+            return ExitCode.OK
     try:
         reason = place_of(env, ident).plan(ident, allow_permissive).error  # a host's: made there
     except SessidxError as exc:
         reason = str(exc)
     out(refusal_action(reason) if reason else accept_action(ident, allow_permissive))
     return ExitCode.OK
+
+
+def _not_for_the_query(env: Env, ident: str) -> bool | None:
+    """Whether Enter's row may be from a list made for an earlier query: True when the row is
+    not one the query asks for (or cannot be told), False when it is but the list on screen was
+    filtered by other words than the query's (WORDS_FILE), None when all agree."""
+    from sessidx.querywords import fits, parse
+
+    query = env.get("FZF_QUERY")
+    content_mode, _, _ = picker_filters(env)
+    if content_mode:
+        return None  # the content index's answer: each keystroke's reload carries its query
+    try:
+        session: Session | None = place_of(env, ident).session(ident)  # a host's: what it sent last
+    except SessidxError:
+        session = None
+    if session is None:
+        return True if parse(query).filtering else None  # not known here: the plan's own look decides
+    if not fits(query, session.app, session.mtime, env.get("SESSIDX_ROW") or ""):
+        return True
+    from sessidx.picker import filtered_by, loaded_filters, state_folder
+
+    folder = state_folder(env)
+    prompt = env.get("FZF_PROMPT") or render.prompt_of(False, None, None)
+    if folder is not None and "FZF_QUERY" in env.vars and loaded_filters(folder) != filtered_by(prompt,
+                                                                                                parse(query).words):
+        return False
+    return None
 
 
 def init(env: Env, out: Out, shell: str | None, key: str | None, bind: bool) -> int:

@@ -47,23 +47,29 @@ def select(sessions: list[Session], query: str | None, app: str | None, archived
     return find(chosen, query)
 
 
-def plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
-             wait_for_cli: bool = True) -> tuple[Session, Plan]:
-    """The plan for one session. `fresh`: re-read what changed first (a resume acts on it);
-    otherwise the cache answers, and is refreshed only if it does not know the id yet."""
-    from sessidx.resume import make_plan
+def session_for(env: Env, ident: str, fresh: bool = False) -> Session:
+    """One session by its key or id prefix. `fresh`: re-read what changed first (a resume acts
+    on it); otherwise the cache answers, and is refreshed only if it does not know the id yet."""
     from sessidx.search import resolve
 
     if not fresh and ":" in ident and (found := cached_session(env, ident)) is not None:  # the picker's `app:id`
-        return found, make_plan(found, env, allow_permissive, wait_for_cli)
+        return found
     if not fresh and ":" in ident and wait_for_first_press(env) and (found := cached_session(env, ident)):
-        return found, make_plan(found, env, allow_permissive, wait_for_cli)  # the first press's index
+        return found  # the first press's index
     try:
-        session = resolve(listing(env, refresh=fresh, announce=False).sessions, ident)
+        return resolve(listing(env, refresh=fresh, announce=False).sessions, ident)
     except SessidxError:
         if fresh:
             raise
-        session = resolve(listing(env, announce=False).sessions, ident)
+        return resolve(listing(env, announce=False).sessions, ident)
+
+
+def plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
+             wait_for_cli: bool = True) -> tuple[Session, Plan]:
+    """The session (session_for) and the plan for it."""
+    from sessidx.resume import make_plan
+
+    session = session_for(env, ident, fresh)
     return session, make_plan(session, env, allow_permissive, wait_for_cli)
 
 
@@ -109,7 +115,7 @@ class ThisMachine:
         return list(listing(self.env, announce=False).sessions)
 
     def session(self, key: str) -> Session:
-        return plan_for(self.env, key, allow_permissive=False, fresh=False, wait_for_cli=False)[0]
+        return session_for(self.env, key)
 
     def plan(self, key: str, allow_permissive: bool = False, fresh: bool = False) -> Plan:
         """`fresh`: what changed re-read first (a resume acts on it); else the cache answers."""

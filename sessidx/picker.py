@@ -33,7 +33,14 @@ KEYS = (
     ("Ctrl-S", "scope: this folder, this repository (worktrees too), everywhere"),
     ("Alt-N / Alt-P", "what was said: the preview steps to the next / previous match"),
     ("Ctrl-/", "show or hide the preview"),
-    ("? or F1", "this list of keys"),
+    ("? or F1", "this list of keys (`?` types a ? once the query has a word)"),
+)
+# Words of the query that filter the list (querywords), each with an example.
+QUERY_WORDS = (
+    ("app:NAME", "in the query: only that app's sessions, app:codex (the start of a name: app:cl)"),
+    ("since:WHEN", "in the query: only those used in the last WHEN, as the age column counts: since:1d, "
+                   "since:2w, since:2026-11-30"),
+    ("'word", "in the query: that word exactly, 'payment (fzf's search; ^start, end$, !not, a | b)"),
 )
 HEADER = "Enter resume · Ctrl-F what was said · Esc cancel · ? keys"
 CONTENT_HEADER = "what was said: every word, \"a phrase\" · Enter resume · Ctrl-F titles · Esc cancel · ? keys"
@@ -117,26 +124,138 @@ _QUERY_WORDS = ("set -f; rest=; words=; "
                 "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; ")
 
 
-def hold(key: str) -> str:
+# What the list on screen was filtered by: each `lines` that fzf runs in title mode writes the
+# query's `app:`/`since:` words it filtered by when its rows are out (commands.picker_feed), in
+# the cache folder under fzf's pid, which the scripts below read as $PPID (fzf runs them with sh
+# -c, and each reload execs sessidx). fzf keeps one pending search request: a keystroke's reload
+# can be replaced by the next keystroke's plain search before fzf starts it, so a border label
+# set with the reload said "app:crush" over a list still filtered by "app:c" (docs/picker.md).
+WORDS_FILE = "picker-words-"
+
+
+def words_file(folder: str, fzf_pid: int) -> str:
+    return os.path.join(folder, f"{WORDS_FILE}{fzf_pid}")
+
+
+def state_folder(env: Env) -> str | None:
+    """Where the picker's fzf finds what its list was filtered by: the cache folder, if safe."""
+    from sessidx.cache import folder_problem
+
+    folder = cache_dir(env)
+    return None if folder is None or folder_problem(folder) else folder
+
+
+def filtered_by(prompt: str | None, words: str) -> str:
+    """What a title list is filtered by, as the scripts spell it: the prompt (Ctrl-A's app,
+    Ctrl-S's scope) and the query's `app:`/`since:` words."""
+    return f"{prompt or ''}|{words}"
+
+
+def note_loaded(env: Env, words: str) -> None:
+    """A list for fzf is out: write down what it was filtered by (filtered_by), for the fzf
+    that runs this (the parent: fzf execs it through sh), and forget those of fzfs gone."""
+    folder = state_folder(env)
+    if folder is None:
+        return
+    mine = words_file(folder, os.getppid())
+    try:
+        done = filtered_by(env.get("FZF_PROMPT"), words)
+        if done != filtered_by(prompt_of(False, None, None), ""):
+            write(mine, f"{done}\n".encode("utf-8", "surrogateescape"))
+        elif os.path.exists(mine):
+            os.unlink(mine)  # the first list's: no file says so
+        for name in os.listdir(folder):
+            pid = name[len(WORDS_FILE):]
+            if name.startswith(WORDS_FILE) and pid.isdigit() and not _alive(int(pid)):
+                os.unlink(os.path.join(folder, name))
+    except OSError:
+        pass  # the scripts then reload on each keystroke with words, and Enter's check still holds
+
+
+def loaded_filters(folder: str) -> str:
+    """What the list of the fzf that runs this was filtered by (note_loaded)."""
+    data, _ = read(words_file(folder, os.getppid()))
+    if data is None:
+        return filtered_by(prompt_of(False, None, None), "")
+    return data.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _loaded(state: str | None) -> str:
+    """sh: `want`, what the list should be filtered by (filtered_by), and `loaded`, what the list
+    on screen was filtered by; with no cache folder, never the query's words (`?` is no word),
+    so a query with words reloads on each keystroke."""
+    want = "want=\"$FZF_PROMPT|$words\"; "
+    if not state:
+        return want + "loaded=$want; [ -z \"$words\" ] || loaded='?'; "
+    first = _sh_quote(filtered_by(prompt_of(False, None, None), ""))
+    return (want + f"loaded={first}; {{ IFS= read -r loaded < {_sh_quote(state)}/{WORDS_FILE}$PPID; }} "
+            "2>/dev/null; ")
+
+
+def hold(key: str, me: str, state: str | None) -> str:
     """Enter and Alt-Enter: the row is checked only once fzf has matched the query as it is then.
-    The key is held in fzf's list label (never drawn: there is no list border), fzf searches
-    again for what it searches now (the query, or its rest after `app:`/`since:` words; the
-    cursor stays), and the result event that follows checks the row the query picks
-    (held_check). With no row yet (the first run's rows still coming in, a list being reloaded)
-    the check holds the key for the next result, and the load event checks it too. A key that
-    changes the list forgets a held key (FORGET_HELD)."""
-    return (f"change-list-label({key})+rebind(result)+transform-search:" + _QUERY_WORDS
-            + "if [ -n \"$words\" ]; then printf '%s' \"${rest# }\"; else printf '%s' \"$FZF_QUERY\"; fi")
+    The key is held in fzf's list label (never drawn: there is no list border). In title mode
+    fzf searches again for what it searches now (the query, or its rest after `app:`/`since:`
+    words; the cursor stays) and the result event that follows checks the row (held_check);
+    when the list on screen was filtered by other words than the query's, it is reloaded first
+    and the load event checks. In content mode the query's reload runs again (a plain search
+    request would replace a keystroke's reload not yet started), and the load event checks.
+    With no row yet the check holds the key for the next result. A key that changes the list
+    forgets a held key (FORGET_HELD)."""
+    from sessidx.render import CONTENT_PROMPT
+
+    return (f"change-list-label({key})+rebind(result)+transform:ME={_sh_quote(me)}; case $FZF_PROMPT in "
+            f"{CONTENT_PROMPT}*) printf 'unbind(result)+reload:exec %s lines --content {{%s' \"$ME\" 'q}}'; "
+            "exit;; esac; "
+            + _QUERY_WORDS + _loaded(state)
+            + "act=; [ \"$want\" = \"$loaded\" ] || act=\"unbind(result)+reload(exec $ME lines)+\"; "
+            "if [ -n \"$words\" ]; then printf '%ssearch:%s' \"$act\" \"${rest# }\"; "
+            "else printf '%ssearch:%s' \"$act\" \"$FZF_QUERY\"; fi")
 
 
 FORGET_HELD = "change-list-label()+unbind(result)"
+_HELD = ("enter|enter-again) exec {me} check {{-1}};; "
+         "alt-enter|alt-enter-again) exec {me} check --allow-permissive {{-1}};;")
 
 
 def held_check(me: str) -> str:
-    """What the result and load events run (sh, in fzf): the check of a held Enter or Alt-Enter
-    on the current row; nothing when no key is held."""
-    return (f"case $FZF_LIST_LABEL in enter) exec {me} check {{-1}};; "
-            f"alt-enter) exec {me} check --allow-permissive {{-1}};; esac")
+    """What the result event runs (sh, in fzf): the check of a held Enter or Alt-Enter on the
+    current row (its text too, which the check matches against the query); nothing when no key
+    is held."""
+    return "SESSIDX_ROW={1}; export SESSIDX_ROW; case $FZF_LIST_LABEL in " + _HELD.format(me=me) + " esac"
+
+
+def load_script(me: str, state: str | None, first: str, reloads: bool) -> str:
+    """What each load event runs (sh, in fzf): the first time, `first` too (the fresh list, or the
+    note's end; when it `reloads`, that list's own load goes on from here); then, when the
+    query's `app:`/`since:` words are not what the list was filtered by (a reload lost, see
+    WORDS_FILE), the list again, at most three times for those filters after a keystroke (the
+    input label, never drawn, counts them: `=`, `==`, `===` and the filters); else the check of a
+    held key."""
+    from sessidx.render import CONTENT_PROMPT
+
+    first_time = _sh_quote(f"change-header-label(=)+{first}+")  # the header label, never drawn, says it was done
+    return ("pre=; [ -n \"$FZF_HEADER_LABEL\" ] || pre=" + first_time + "; "
+            + ("[ -z \"$pre\" ] || { printf '%s' \"${pre%+}\"; exit; }; " if reloads else "")
+            + f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) ;; *) "
+            + _QUERY_WORDS + _loaded(state)
+            + "if [ \"$want\" != \"$loaded\" ]; then case $FZF_INPUT_LABEL in \"===$want\") ;; "
+            "\"==$want\") next=\"===$want\";; \"=$want\") next=\"==$want\";; *) next=\"=$want\";; esac; "
+            "[ -z \"$next\" ] || { printf '%schange-input-label(%s)+reload(exec %s lines)' \"$pre\" \"$next\" \"$ME\"; "
+            "exit; }; fi;; esac; "
+            "SESSIDX_ROW={1}; export SESSIDX_ROW; case $FZF_LIST_LABEL in "
+            + _HELD.replace(") exec", ") printf '%s' \"$pre\"; exec").format(me=me)
+            + " *) printf '%s' \"${pre%+}\";; esac")
 
 
 def _key_name(permissive: bool) -> str:
@@ -159,24 +278,51 @@ def held_action(permissive: bool) -> str:
     return f"change-list-label({_key_name(permissive)})+rebind(result)"
 
 
+def again_action(permissive: bool, me: str) -> str:
+    """A check whose row is not what the query asks for, or whose list was filtered by other
+    words (a list made for an earlier query): the list is made again for the query, and the key
+    stays held, once, for the load event."""
+    return f"change-list-label({_key_name(permissive)}-again)+unbind(result)+reload(exec {me} lines)"
+
+
+LIST_CHANGED = "the list changed as the key was pressed, so nothing was resumed: press it again"
+
+
 def refusal_action(reason: str) -> str:
     return f"change-list-label()+change-header:cannot resume: {clean(reason)} (Esc leaves)"
 
 
-def change_script(me: str) -> str:
+def changed_action() -> str:
+    """A held key whose row, after the list was made again, is still not what the query asks for."""
+    return f"change-list-label()+change-header:{LIST_CHANGED}"
+
+
+# fzf 0.67 applies what a bg-transform's answer asks for as part of the loop that started it:
+# a reload there is never run (fzf only shows its spinner, for good: issue 29, point 4), while
+# a change of the query is seen by the loop at hand, whose change event runs as a keystroke's.
+# So the content index's end is told by putting this mark into the query (at the cursor), and
+# the change script takes it out again and searches: nothing of it is ever drawn.
+INDEX_DONE = "\u2063"  # INVISIBLE SEPARATOR
+
+
+def change_script(me: str, state: str | None) -> str:
     """What a keystroke runs (sh, in fzf): in content mode the content search of the query; in
-    title mode, when the query's `app:`/`since:` words changed (the last ones are kept in fzf's
-    border label, never drawn: there is no border), the list reloaded with them (`lines` reads
-    them from FZF_QUERY), and fzf's search set to the rest of the query. Only words of letters,
-    digits, `.`, `_` and `-` count (querywords.parse agrees), so they are safe inside an action."""
+    title mode, when the query's `app:`/`since:` words are not those the list on screen was
+    filtered by (WORDS_FILE), the list reloaded with them (`lines` reads them from FZF_QUERY),
+    and fzf's search set to the rest of the query. A keystroke made while that reload is still
+    on its way reloads again: fzf may drop a pending reload for a later plain search, never a
+    later reload. Only words of letters, digits, `.`, `_` and `-` count (querywords.parse
+    agrees), so they are safe inside an action."""
     from sessidx.render import CONTENT_PROMPT
 
     return (f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) "
+            # the content index is done (INDEX_DONE): its mark leaves the query, which is searched again
+            f"case $FZF_QUERY in *{INDEX_DONE}*) printf 'backward-delete-char+';; esac; "
             # {%s and q} apart, so that fzf puts the query in when it runs the reload, not now
-            "printf 'reload:%s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
-            + _QUERY_WORDS +
-            "act=; [ \"$words\" = \"$FZF_BORDER_LABEL\" ] || "
-            "act=\"change-border-label($words)+reload($ME lines)\"; "
+            "printf 'reload:exec %s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
+            + _QUERY_WORDS + _loaded(state) +
+            # a keystroke lets the load event make the list again (load_script), up to three times
+            "act=change-input-label\\(=\\); [ \"$want\" = \"$loaded\" ] || act=\"$act+reload(exec $ME lines)\"; "
             "[ -n \"$words\" ] && act=\"$act${act:++}search:${rest# }\"; printf '%s' \"$act\"")
 
 
@@ -208,18 +354,23 @@ def terminal_size() -> tuple[int, int]:
 
 def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: str | None = None,
                 tmux: str | None = None, cold: bool = False, size: tuple[int, int] = (200, 50),
-                hosts: bool = False) -> list[str]:
-    """fzf's argv for the picker (its input: the rows, the column names first)."""
+                hosts: bool = False, state: str | None = None) -> list[str]:
+    """fzf's argv for the picker (its input: the rows, the column names first); `state`: the
+    cache folder, where each list's filter words are written down (WORDS_FILE)."""
     import time
 
     me = self_command()
     # SSH hosts: refreshed in the background from the start (bg-transform, which sets the
     # header's notes); the list is reloaded once that is done, by a reload-sync (the rows stay
     # usable meanwhile) that waits for it: fzf does not run a reload that a bg-transform returns
-    fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} {me} lines" if hosts else f"{me} lines"
-    note_gone = f"change-header({HEADER})+unbind(load)" + (f"+reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})"
-                                                           if hosts else "")
-    help_text = "\n".join(f"{key:<16}{what}" for key, what in KEYS)
+    fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} exec {me} lines" if hosts else f"exec {me} lines"
+    note_gone = f"change-header({HEADER})" + (f"+reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})" if hosts else "")
+    # one line, its breaks as `\n` for printf's %b: an action a transform prints is one line
+    # the query words after the keys on screen, so that a small pane shows them too
+    help_text = "\\n".join([*(f"{key:<16}{what}" for key, what in KEYS[:3]),
+                            *(f"{word:<16}{what}" for word, what in QUERY_WORDS),
+                            *(f"{key:<16}{what}" for key, what in KEYS[3:])])
+    show_help = f"show-preview+preview:printf '%b\\n' {_sh_quote(help_text)}"
     cmd = [
         fzf,
         "--ansi",
@@ -241,8 +392,8 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--preview-window={preview_window(*size)}",
         # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
         # takes the header and the picker stays. print(KEY) tells the two keys apart (hold).
-        f"--bind=enter:{hold('enter')}",
-        f"--bind=alt-enter:{hold('alt-enter')}",
+        f"--bind=enter:{hold('enter', me, state)}",
+        f"--bind=alt-enter:{hold('alt-enter', me, state)}",
         f"--bind=result:unbind(result)+transform:{held_check(me)}",
         f"--bind=ctrl-y:transform({me} copy --shell {shell} {{-1}})",
         f"--bind=alt-e:transform({me} export --picker -- {{-1}})",
@@ -256,13 +407,15 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--bind=alt-n:transform-preview-label({me} cycle match {{-1}})+refresh-preview",
         f"--bind=alt-p:transform-preview-label({me} cycle match-back {{-1}})+refresh-preview",
         "--bind=focus:change-preview-label()",
-        # Every key, in the preview pane (shown if hidden); the next move brings the session back.
-        f"--bind=?:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
-        f"--bind=f1:show-preview+preview:printf '%s\\n' {_sh_quote(help_text)}",
+        # Every key and query word, in the preview pane (shown if hidden); the next move brings
+        # the session back.
+        # `?` is help on an empty query, and a `?` typed into one that has a word
+        f"--bind=?:transform:[ -n \"$FZF_QUERY\" ] && printf 'put(?)' || printf '%s' {_sh_quote(show_help)}",
+        f"--bind=f1:{show_help}",
         # Content mode (Ctrl-F): fzf's search off, each keystroke asks the content index. In
         # either mode `app:NAME` and `since:WHEN` in the query filter the list (querywords).
         f"--bind=ctrl-f:{FORGET_HELD}+transform({me} cycle mode)",
-        f"--bind=change:{FORGET_HELD}+transform:{change_script(me)}",
+        f"--bind=change:{FORGET_HELD}+transform:{change_script(me, state)}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
         # With no cached rows (a first run) there is nothing to draw first: the rows stream in
@@ -270,8 +423,10 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
         "--bind=start:unbind(result)" + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
-        f"--bind=load:{note_gone}+transform:{held_check(me)}" if cold
-        else f"--bind=load:reload-sync({fresh})+unbind(load)+transform:{held_check(me)}",
+        # After the first load, each load event makes sure the list is filtered by the query's
+        # words (a reload may have been lost), then checks a held key (load_script).
+        "--bind=load:transform:" + (load_script(me, state, note_gone, hosts) if cold
+                                    else load_script(me, state, f"reload-sync({fresh})", True)),
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+
@@ -287,9 +442,9 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
 
 def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: str | None, shell: str,
             note: str | None = None, tmux: str | None = None, cold: bool = False,
-            size: tuple[int, int] = (200, 50), hosts: bool = False) -> Picked:
+            size: tuple[int, int] = (200, 50), hosts: bool = False, state: str | None = None) -> Picked:
     """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
-    cmd = fzf_command(query, fzf, extra_opts, shell, note, tmux, cold, size, hosts)
+    cmd = fzf_command(query, fzf, extra_opts, shell, note, tmux, cold, size, hosts, state)
     # fzf runs preview and reload through $SHELL; sh keeps that POSIX whatever the login shell.
     env = {**os.environ, "SHELL": "/bin/sh"}
     given = lines if isinstance(lines, (bytes, int)) else ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
@@ -310,7 +465,7 @@ def same_row(checked: str, key: str) -> None:
     """The row fzf accepted is the one the check said yes to (accept_action): fzf's current row
     may change between the two, when a list is swapped in at that instant."""
     if checked != _in_hex(key):
-        raise SessidxError("the list changed as the key was pressed, so nothing was resumed: press it again")
+        raise SessidxError(LIST_CHANGED)
 
 
 # The first screen on a key press: the rows the last fresh list (`lines`) drew for this width,
@@ -436,7 +591,7 @@ def keep_launch(env: Env, shell: str, size: tuple[int, int], hosts: bool = False
         return
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     cmd = fzf_command("", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell, tmux=popup,
-                      size=size, hosts=hosts)
+                      size=size, hosts=hosts, state=folder)
     names = [*LAUNCH_VARS, *(v for v in home_vars if v not in LAUNCH_VARS)]
     if popup:  # fzf's popup goes to this tmux server
         names.append("TMUX")
@@ -466,7 +621,7 @@ def pick_kept(env: Env, query: str | None, shell: str | None) -> tuple[str, Pick
     hosts = bool(configured(env)[0])  # the SSH hosts, refreshed in the background as on every press
     keep_launch(env, shell_name, (columns, lines), hosts)
     picked = run_fzf(rows, query or "", fzf_binary(env.get("SESSIDX_FZF")), env.get("SESSIDX_FZF_OPTS"), shell_name,
-                     tmux=popup, size=(columns, lines), hosts=hosts)
+                     tmux=popup, size=(columns, lines), hosts=hosts, state=state_folder(env))
     return shell_name, picked
 
 

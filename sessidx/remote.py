@@ -704,6 +704,10 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
     local.check_app(app)
     here_too, hosts = chosen_hosts(env, names)
     sessions = list(local.listing(env).sessions) if here_too else []
+    # a name that is no configured host and did not answer is an error (`--host no-such-host`);
+    # a configured one that is down or asks for a password is a note, as `--host all` shows them
+    ad_hoc = set(names) - {"all", "local"} - {h.name for h in configured(env)[0]}
+    unheard = False
     for heard in refresh(env, hosts):
         if heard.note:
             render.warn(heard.note)
@@ -711,6 +715,7 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
             sessions += heard.sessions
             if kept := kept_note(heard):
                 render.warn(f"{heard.host.name}: {kept}")
+        unheard = unheard or (not heard.fresh and heard.host.name in ad_hoc)
     sessions = local.select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
     refused = refusals(env, sessions)  # this machine's: a host's are checked there, when asked
     if as_json:
@@ -723,7 +728,7 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
                              marks={key: r.mark for key, r in refused.items()})
     if lines:
         out("\n".join(lines))
-    return ExitCode.OK if sessions or not query else ExitCode.ERROR
+    return ExitCode.OK if (sessions or not query) and not unheard else ExitCode.ERROR
 
 
 def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | None, as_json: bool, limit: int) -> int:

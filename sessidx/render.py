@@ -235,22 +235,37 @@ _REFUSED, _ASKS, _RUNS, _MISSING = "✗ will not resume:", "? Enter asks first:"
 _VERDICTS = {_REFUSED: _RED, _ASKS: _YELLOW, _RUNS: _GREEN}
 
 
-WIDE = 160  # from this many columns on, the preview sits beside the list
 TALL = 30  # below WIDE, from this many lines on it sits below the list; on fewer it is hidden (Ctrl-/)
 PREVIEW_SIDE = 40  # per cent of the width the preview takes beside the list
+TITLE_BESIDE = 60  # the title's least columns in a list beside the preview
 TITLE_MIN = 24
 FOLDER_SHARE, BRANCH_SHARE = 22, 15  # per cent of a picker row's room: the title takes the rest
-# fzf's pointer, app, age and the gaps between columns
-_FIXED = 2 + 8 + 2 + 4 + 2 + 2 + 2
+# The longest app name (`openhands`; a test checks it against the registry, which a key press
+# does not load): the app column of rows that come one by one or in batches holds any app.
+APP_WIDTH = 9
+# fzf's pointer, age and the gaps between columns (the app column's width is the list's own)
+_FIXED = 2 + 2 + 4 + 2 + 2 + 2
 
 
-def fit(width: int, folders: int, branches: int, id_cols: int = 0) -> tuple[int, int]:
+def fit(width: int, folders: int, branches: int, id_cols: int = 0, app_cols: int = 8) -> tuple[int, int]:
     """Folder and branch column widths in a row `width` columns wide: each at most its share of
     the room, so the title is always the widest column and the folder gives way first."""
-    room = width - _FIXED - (id_cols + 2 if id_cols else 0)
+    room = width - _FIXED - app_cols - (id_cols + 2 if id_cols else 0)
     folder = max(0, min(folders, max(6, room * FOLDER_SHARE // 100)))
     branch = max(0, min(branches, room * BRANCH_SHARE // 100))
     return folder, branch
+
+
+def _title_room(list_columns: int) -> int:
+    """The title's columns in a list this wide when the folder and branch take their whole shares."""
+    room = list_columns - _FIXED - APP_WIDTH
+    folder, branch = fit(list_columns, room, room, 0, APP_WIDTH)
+    return list_columns - _FIXED - APP_WIDTH - folder - branch  # beside fzf's pointer
+
+
+# From this many columns on the preview sits beside the list: where the title keeps TITLE_BESIDE
+# columns beside it (at 160 it kept 45 of 85, issue 29, point 7)
+WIDE = next(c for c in range(80, 1000) if _title_room(c * (100 - PREVIEW_SIDE) // 100) >= TITLE_BESIDE)
 
 
 def list_width(terminal: int) -> int:
@@ -317,32 +332,34 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
     cut to `width`. (A new column, such as a host, goes here and in the header.)"""
     if widths:  # fixed, so that rows arriving in batches line up
         fw, bw, iw = widths
+        aw = APP_WIDTH
     else:
         fw = max((columns(clean(tilde(c))) for c in {s.cwd for s in sessions}), default=0)
         bw = max((columns(shorten_right(clean(b), 24)) for b in {s.branch for s in sessions}), default=0)
         iw = id_width(sessions) if with_id else 0
+        aw = max([3, *(len(a) for a in {s.app for s in sessions})])  # `openhands` has 9 letters
     # SSH hosts: a host column after the app, blank for this machine, when any row has a host
-    host_names = [getattr(s, "host", None) or "" for s in sessions]
-    hw = min(16, max(4, *map(len, host_names))) if any(host_names) else 0
+    host_names = [clean(getattr(s, "host", None)) for s in sessions]
+    hw = min(16, max(4, *map(columns, host_names))) if any(host_names) else 0
     width -= hw + 2 if hw else 0
-    fw, bw = fit(width, max(fw, 6), max(bw, 6), iw)
+    fw, bw = fit(width, max(fw, 6), max(bw, 6), iw, aw)
     folders = {c: pad(short_folder(c, fw), fw) for c in {s.cwd for s in sessions}}
     branches = _cells((s.branch for s in sessions), bw, shorten_right)
     ids = _padded(_plain_cells([s.id[:iw] for s in sessions], iw, shorten_right), iw) if iw else [""] * len(sessions)
     id_cols = iw + 2 if iw else 0
-    title_room = title_cap or max(10, width - _FIXED + 2 - id_cols - fw - bw)
+    title_room = title_cap or max(10, width - _FIXED - aw + 2 - id_cols - fw - bw)
     titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived and not marks else s.title or ""
                            for s in sessions], title_room, shorten_right)
     dim, cyan, yellow, red, reset = (_DIM, _CYAN, _YELLOW, _RED, _RESET) if colour else ("", "", "", "", "")
     if marks:
         titles = [f"{red if m.startswith('✗') else yellow}{clean(m)}{reset} {t}" if (m := marks.get(s.key)) else t
                   for s, t in zip(sessions, titles, strict=True)]
-    hosts = [pad(shorten_right(clean(h), hw), hw) + "  " for h in host_names] if hw else [""] * len(sessions)
+    hosts = [pad(shorten_right(h, hw), hw) + "  " for h in host_names] if hw else [""] * len(sessions)
     host_head = f"{'host':<{hw}}  " if hw else ""
     idh = f"{'id':<{iw}}  " if iw else ""
-    head = f"{dim}{'app':<8}  {host_head}{'age':>4}  {idh}{'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
+    head = f"{dim}{'app':<{aw}}  {host_head}{'age':>4}  {idh}{'folder'[:fw]:<{fw}}  {'branch'[:bw]:<{bw}}  title{reset}"
     rows = [
-        f"{cyan}{s.app:<8}{reset}  {host}{when:>4}  " + (f"{dim}{sid}{reset}  " if iw else "")
+        f"{cyan}{s.app:<{aw}}{reset}  {host}{when:>4}  " + (f"{dim}{sid}{reset}  " if iw else "")
         + f"{folders[s.cwd]}  {yellow}{branches[s.branch]}{reset}  {title}"
         for s, host, when, sid, title in zip(sessions, hosts, ages or _ages(sessions, time.time()), ids, titles,
                                              strict=True)
@@ -442,6 +459,18 @@ def prompt_of(content: bool, app: str | None, scope: str | bool | None) -> str:
     return f"{name}{'@' + scope if scope else ''}> "
 
 
+def with_counts(start: str, counts: list[tuple[str, int]], width: int) -> str:
+    """`start` and each app's count, in the order given (Ctrl-A's), in `width` columns: the least
+    used apps leave first, and what is left out is counted (`+3 more`)."""
+    shown = list(counts)
+    while True:
+        more = len(counts) - len(shown)
+        line = start + " ".join(f"{a} {n}" for a, n in shown) + (f" +{more} more" if more else "")
+        if columns(line) <= width or not shown:
+            return line
+        shown.remove(min(shown, key=lambda pair: (pair[1], -counts.index(pair))))
+
+
 def prompt_state(prompt: str | None) -> tuple[bool, str | None, str | None]:
     """(content mode, app, scope) from a prompt made by prompt_of."""
     name, _, scope = (prompt or "").removesuffix("> ").strip().partition("@")
@@ -451,8 +480,13 @@ def prompt_state(prompt: str | None) -> tuple[bool, str | None, str | None]:
     return content, name if name and name != "session" else None, scope if scope in ("here", "repo") else None
 
 
-def content_header() -> str:
-    return f"{_DIM}{'app':<8}  {'age':>4}  {'folder':<{_CONTENT_FOLDER}}  what was said{_RESET}"
+CONTENT_HINT = "type a word that was said"
+
+
+def content_header(hint: bool = False) -> str:
+    """Content mode's column names; `hint`: the query is empty, and the list says what to type."""
+    head = f"{_DIM}{'app':<{APP_WIDTH}}  {'age':>4}  {'folder':<{_CONTENT_FOLDER}}  what was said{_RESET}"
+    return f"{head}  ({CONTENT_HINT})" if hint else head
 
 
 def content_row(session: Session, snippet: str, words: list[str], also: str = "", mark: str = "") -> str:
@@ -460,12 +494,19 @@ def content_row(session: Session, snippet: str, words: list[str], also: str = ""
     marked; a near answer (content/near.py) says first what it matched instead. `mark`, as in
     the title rows: why Enter would refuse it (`✗ loose mode`), or ask first."""
     host = getattr(session, "host", None)  # a host's session: its folder is there, and says so
-    where = f"{host}:{session.cwd or ''}" if host else tilde(session.cwd)
-    folder = pad(shorten_left(clean(where), _CONTENT_FOLDER), _CONTENT_FOLDER)
+    if host:
+        name = shorten_right(clean(host), _CONTENT_FOLDER // 2)
+        where = f"{name}:{short_folder(session.cwd, _CONTENT_FOLDER - columns(name) - 1)}"
+    else:
+        where = short_folder(session.cwd, _CONTENT_FOLDER)  # cut at its parts, as title rows are
+    folder = pad(where, _CONTENT_FOLDER)
     when = _ages([session], time.time())[0]
-    near = f"{_DIM}(also: {clean(also)}){_RESET} " if also else ""
-    marked = f"{_RED if mark.startswith('✗') else _YELLOW}{clean(mark)}{_RESET} " if mark else ""
-    return f"{_CYAN}{session.app:<8}{_RESET}  {when:>4}  {folder}  {marked}{near}{mark_words(clean(snippet), words)}"
+    # a near answer (`total → totalled, …`, content/near.py): only what it found, marked as the words are
+    found = [pair.rpartition(" → ")[2] for pair in also.split(", ")] if also else []
+    near = f"{_DIM}≈ {clean(' '.join(found))}{_RESET} " if found else ""
+    refused = f"{_RED if mark.startswith('✗') else _YELLOW}{clean(mark)}{_RESET} " if mark else ""
+    marked = mark_words(clean(snippet), [*words, *found])
+    return f"{_CYAN}{session.app:<{APP_WIDTH}}{_RESET}  {when:>4}  {folder}  {refused}{near}{marked}"
 
 
 def with_also(snippet: str, also: str) -> str:

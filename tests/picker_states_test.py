@@ -322,3 +322,64 @@ def test_a_key_pressed_before_its_row_came_in_is_held_until_the_list_is_in(home,
         if rows_in >= 0:
             os.close(rows_in)
         tmux.kill()
+
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def spins(screen: str) -> bool:
+    prompt = next((line for line in screen.splitlines() if "> " in line), "")
+    return any(c in prompt for c in SPINNER)
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("query", ["", "kettle"])
+def test_content_mode_stops_spinning_once_its_index_is_built(home, tmp_path, query):
+    """Ctrl-F builds the content index in the background; once it is done the query is searched
+    again and fzf's spinner stops (issue 29, point 4: with an empty query it spun for good, as a
+    reload asked for from a bg-transform's answer is never run). An empty query says what to
+    type; a query typed while the index is built finds its sessions."""
+    require("tmux")
+    rng = random.Random(5)
+    for i in range(120):
+        said = " ".join(rng.choice(WORDS) + str(rng.randrange(1000)) for _ in range(60))
+        ClaudeSession(cwd=f"/w/p{i}", prompt=f"plain words {said}", turns=30).write(home)
+    tmux = bash_in_tmux(home, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "plain words" in s and NOTE not in s, "the title rows")
+        tmux.send("C-f")
+        tmux.until(lambda s: "content>" in s, "content mode")
+        if query:
+            tmux.type(query)
+        done = (lambda s: "type a word that was said" in s) if not query else (lambda s: (matches(s) or 0) > 0)
+        tmux.until(lambda s: "indexing" not in s and done(s) and not spins(s), "the index built, nothing spinning",
+                   timeout=120)
+        tmux.send("Escape")
+        tmux.until(lambda s: "content>" not in s, "back at the prompt")
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.shell
+def test_question_mark_is_help_on_an_empty_query_and_a_character_in_one(three_sessions, tmp_path):
+    """`?` on an empty query shows the keys and the query words, each with an example; typed
+    into a query it is a `?` like any other (issue 29, point 6). An `app:` word that starts no
+    app's name says so."""
+    require("tmux")
+    tmux = bash_in_tmux(three_sessions, tmp_path)
+    try:
+        tmux.send("C-o")
+        tmux.until(lambda s: "Fresh claude" in s and matches(s) == 3, "all three")
+        tmux.type("?")
+        tmux.until(lambda s: "in the query:" in s and "app:NAME" in s and "since:1d" in s, "the help")
+        assert "session> ?" not in tmux.screen()
+        tmux.type("kettle?")
+        tmux.until(lambda s: "session> kettle?" in s and matches(s) == 0, "a ? typed into the query")
+        tmux.send("C-u")
+        tmux.type("app:zzz")
+        tmux.until(lambda s: "no app's name starts with zzz" in s and matches(s) == 0, "the unknown app named")
+        tmux.send("Escape")
+        tmux.until(lambda s: "session>" not in s, "back at the prompt")
+    finally:
+        tmux.kill()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from homes import ClaudeSession
 
+from sessidx.render import WIDE
 from tests.conftest import REALDATA, require, run_cli
 from tests.tmux import Tmux
 
@@ -94,7 +95,7 @@ def picker_screen(home: Path, tmp: Path, width: int, height: int, keys: tuple[st
         tmux.prepare()
         tmux.send("C-o")
         # the fresh list with its marks is in once a mark shows
-        preview = height >= 30 or width >= 160
+        preview = height >= 30 or width >= WIDE
         screen = tmux.until(lambda s: "session>" in s and "✗" in s and (not preview or "resume" in s.split("\n", 3)[-1]
                                                                           and "title     " in s),
                             "the picker with its marks")
@@ -123,7 +124,7 @@ def test_the_layout_serves_the_choice(every_real_home, tmp_path, width, height, 
     folder_at, branch_at, title_at = (header.index(word) for word in ("folder", "branch", "title"))
     title_width = list_width(width) - title_at
     assert title_width > branch_at - folder_at and title_width > title_at - branch_at, screen
-    if height >= 30 or width >= 160:  # the preview shows: its verdict line is whole, no counter over it
+    if height >= 30 or width >= WIDE:  # the preview shows: its verdict line is whole, no counter over it
         verdict = next(line for line in lines if "will not resume:" in line or "Enter runs:" in line)
         assert not re.search(r"\d+/\d+\s*│*$", verdict), verdict
     else:

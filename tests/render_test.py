@@ -175,3 +175,74 @@ def test_git_branch_reads_heads_worktrees_and_detached(tmp_path):
     assert git_branch(str(tmp_path / "wt")) == "fix/retry"
     (tmp_path / "a/.git/HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")
     assert git_branch(str(tmp_path / "a")) is None
+
+
+def _plain(line: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", line.rsplit("\t", 1)[0] if "\t" in line else line)
+
+
+@pytest.mark.parametrize("width", [80, 200])
+@pytest.mark.parametrize("with_hosts", [False, True])
+def test_every_row_lines_up_with_the_longest_app_and_host(width, with_hosts):
+    """`openhands` (9 letters) and a long host name take their columns: the folder and the title
+    start at the same column on every row and the header, and no row is wider than the list
+    (issue 29, point 3)."""
+    from sessidx.hosts import HostSession
+
+    rows: list[Session] = [Session(app, f"{app}-1", f"/w/{app}", "main", f"title of {app}", 1_700_000_000_000 - i,
+                                   1, None, None, None, None, None)
+                           for i, app in enumerate(["openhands", "cn", "claude", "opencode"])]
+    if with_hosts:
+        rows += [HostSession("build-server-eu", "codex", "x-1", "/srv/x", "main", "title of host codex",
+                             1_600_000_000_000), HostSession("b", "pi", "y-1", "/srv/y", "dev", "title of host pi",
+                                                             1_600_000_000_000)]
+    for lines in (picker_lines(rows, width=width - 2), table(rows, width, header=True)):
+        head, *body = [_plain(line) for line in lines]
+        assert len(body) == len(rows)
+        title_at, folder_at = columns(head[:head.index("title")]), columns(head[:head.index("folder")])
+        for row in body:
+            assert columns(row[:row.index("title of")]) == title_at, (row, head)
+            assert row[folder_at - 1] == " " and row[folder_at] != " ", (row, head)  # (ASCII: a column each)
+            assert columns(row) <= width
+    # a list of short names only does not keep room for long ones
+    assert _plain(picker_lines(rows[1:2], width=100)[1]).startswith("cn   ")
+
+
+def test_the_app_column_holds_every_registered_app():
+    from sessidx.apps import APPS
+    from sessidx.render import APP_WIDTH, content_header, content_row
+
+    assert max(map(len, APPS)) == APP_WIDTH
+    head = _plain(content_header())
+    rows = [_plain(content_row(Session(app, "i", "/w/a", None, "t", 1_700_000_000_000, 1, None, None, None, None,
+                                       None), "the snippet", [])) for app in ("openhands", "cn")]
+    assert {row.index("/w/a") for row in rows} == {head.index("folder")}
+
+
+def test_the_preview_sits_beside_the_list_only_where_the_title_keeps_60_columns():
+    """Issue 29, point 7: at 160 columns the preview moved beside the list and the title fell
+    from 85 to 45 columns. Now it moves only where the title keeps at least 60, folder and
+    branch at their whole shares, the longest app name in the row."""
+    from sessidx.render import WIDE, list_width, preview_window
+
+    long = [Session("openhands", "x1", "/home/alex/code/" + "deep/" * 12 + "repo", "feature/" + "b" * 40, "T" * 300,
+                    1_700_000_000_000, 1, None, None, None, None, None)]
+
+    def title_columns(terminal: int) -> int:
+        header = _plain(picker_lines(long, width=list_width(terminal))[0])
+        return list_width(terminal) - 2 - header.index("title")  # fzf's pointer takes two columns
+
+    assert preview_window(WIDE - 1, 50).startswith("down") and preview_window(WIDE, 50).startswith("right")
+    assert title_columns(WIDE - 1) > title_columns(WIDE) >= 60
+    assert 160 < WIDE <= 200
+
+
+def test_the_app_counts_fit_in_the_cycles_order_the_least_used_leaving_first():
+    from sessidx.render import with_counts
+
+    counts = [("claude", 40), ("codex", 3), ("gemini", 12), ("openhands", 1), ("crush", 7)]
+    whole = with_counts("app all: 63 of 63 · ", counts, 200)
+    assert whole == "app all: 63 of 63 · claude 40 codex 3 gemini 12 openhands 1 crush 7"
+    cut = with_counts("app all: 63 of 63 · ", counts, 50)
+    assert cut == "app all: 63 of 63 · claude 40 gemini 12 +3 more" and columns(cut) <= 50
+    assert with_counts("x · ", counts, 3).startswith("x · ")  # never fails, however narrow

@@ -323,7 +323,7 @@ def test_accept_zero_leaves_the_line_for_editing(shell, home, tmp_path):
     shell.tmux.prepare()
     shell.run("set -gx SESSIDX_ACCEPT 0" if shell.name == "fish" else "export SESSIDX_ACCEPT=0")
     shell.pick("Edit before")
-    shell.tmux.until(lambda scr: f"--resume={s.session_id}" in scr, "the line on the prompt")
+    shell.tmux.until(lambda scr: f"--resume={s.session_id}" in scr and "session>" not in scr, "the line on the prompt")
     assert recorded(shell.stubs, "claude") is None
     shell.tmux.send("Enter")
     shell.tmux.until_file(shell.stubs / "claude.argv", "the stub claude after Enter")
@@ -477,16 +477,17 @@ def test_picker_wiring_with_a_stub_fzf(tmp_path, home, stub_bin):
     assert args[-2:] == ["--height=40%", "--no-mouse"]  # the user's options come last and win
     assert "--delimiter=\t" in args and "--nth=1" in args and not any(a.startswith("--with-nth") for a in args)
     # Enter and Alt-Enter are held until fzf has matched the query, then checked (picker.hold)
-    assert any(a.startswith("--bind=enter:change-list-label(enter)+rebind(result)+transform-search:") for a in args)
-    assert any(a.startswith("--bind=alt-enter:change-list-label(alt-enter)+rebind(result)+transform-search:")
+    assert any(a.startswith("--bind=enter:change-list-label(enter)+rebind(result)+transform:") for a in args)
+    assert any(a.startswith("--bind=alt-enter:change-list-label(alt-enter)+rebind(result)+transform:")
                for a in args)
-    assert any(a.startswith("--bind=result:unbind(result)+transform:case $FZF_LIST_LABEL in enter) exec ")
-               and " check {-1};; alt-enter) exec " in a and a.endswith(" check --allow-permissive {-1};; esac")
-               for a in args)
+    assert any(a.startswith("--bind=result:unbind(result)+transform:SESSIDX_ROW={1}; export SESSIDX_ROW; "
+                            "case $FZF_LIST_LABEL in enter|enter-again) exec ")
+               and " check {-1};; alt-enter|alt-enter-again) exec " in a
+               and a.endswith(" check --allow-permissive {-1};; esac") for a in args)
     assert any(a.startswith("--preview=") and a.endswith(" preview --shell bash {-1}") for a in args)
     # no cache yet: the rows stream in on fzf's stdin (no reload), and the note leaves at its end
     assert not any("lines --stream" in a for a in args) and "--bind=start:unbind(result)" in args
-    assert any(a.startswith("--bind=load:change-header(Enter resume") for a in args)
+    assert any(a.startswith("--bind=load:transform:") and "change-header(Enter resume" in a for a in args)
     assert any(a.startswith("--bind=ctrl-f:change-list-label()+unbind(result)+transform(") and a.endswith(" cycle mode)")
                for a in args)
     # a keystroke: the content search in content mode, the app:/since: words in title mode

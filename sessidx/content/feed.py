@@ -29,6 +29,10 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
     from sessidx.querywords import parse
 
     filters = parse(query)  # `app:NAME` and `since:WHEN` in the query narrow it too
+    from sessidx.querywords import unknown_apps
+
+    if unknown := unknown_apps(query):
+        notes.append(render.clean(unknown))
     cut = query_note(query)
     query = filters.rest
     if filters.apps is not None and len(filters.apps) == 1 and app in (None, *filters.apps):
@@ -59,7 +63,7 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
                 and (filters.since_ms is None or h.session.mtime >= filters.since_ms)]
         if not hits and query.strip():
             notes.append("no session says that")
-    out(render.content_header() + "".join(f"  ({note})" for note in notes))
+    out(render.content_header(hint=not query.strip()) + "".join(f"  ({note})" for note in notes))
     words = words_of(query)
     marks = row_marks(env, [h.session for h in hits])  # as the title rows mark them: refusals.py
     rows = [f"{render.content_row(h.session, h.snippet, words, h.also, marks.get(h.session.key, ''))}\t{h.session.key}"
