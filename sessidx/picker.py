@@ -28,12 +28,12 @@ KEYS = (
     ("Esc", "back to the prompt, nothing runs"),
     ("Alt-Enter", "resume, carrying the recorded loose mode for this launch"),
     ("Ctrl-Y", "copy the resume command"),
-    ("Alt-E", "export the session as Markdown to a new file in this folder"),
     ("Ctrl-A / Alt-A", "only the next / previous app's sessions, then all again"),
     ("Ctrl-S", "scope: this folder, this repository (worktrees too), everywhere"),
     ("Alt-N / Alt-P", "what was said: the preview steps to the next / previous match"),
     ("Ctrl-/", "show or hide the preview"),
     ("? or F1", "this list of keys (`?` types a ? once the query has a word)"),
+    ("Alt-E", "export the session as Markdown to a new file in this folder"),  # last: a small pane cuts it
 )
 # Words of the query that filter the list (querywords), each with an example.
 QUERY_WORDS = (

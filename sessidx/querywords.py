@@ -52,10 +52,10 @@ def parse(query: str | None) -> QueryWords:
 
 def unknown_apps(query: str | None) -> str | None:
     """What the list says of `app:` words that start no app's name (`app:zzz`), or None."""
-    from sessidx.apps import _WHERE
+    from sessidx.apps import NAMES
 
     unknown = [word[4:] for word in parse(query).words.split()
-               if word.startswith("app:") and not any(name.startswith(word[4:].lower()) for name in _WHERE)]
+               if word.startswith("app:") and not any(name.startswith(word[4:].lower()) for name in NAMES)]
     return f"no app's name starts with {', '.join(unknown)}" if unknown else None
 
 
