@@ -536,8 +536,18 @@ def remote_line(env: Env, host: Host, cwd: str, argv: list[str], shell: str) -> 
     from sessidx.quoting import command_line, quote_portable
 
     inner = f"cd -- {quote_portable(cwd)} && " + " ".join(quote_portable(a) for a in argv)
-    return command_line([*ssh_command(env), "-t", *host.destination(), "exec sh -c " + quote_portable(inner)],
-                        shell)
+    ssh = [*ssh_command(env), "-t", *host.destination()]
+    command = "exec sh -c " + quote_portable(inner)
+    if _reads_alike_in_double_quotes(command):  # the common folder: one level a person can read in history
+        return f'{command_line(ssh, shell)} "{command}"'
+    return command_line([*ssh, command], shell)
+
+
+def _reads_alike_in_double_quotes(text: str) -> bool:
+    """Whether `"text"` is the same one word in bash, zsh and fish, interactive ones included:
+    none of the characters double quotes still give a meaning to there (`$`, a backquote, `\\`,
+    `"`, and `!` for history), and nothing unprintable."""
+    return text.isprintable() and not any(ch in text for ch in '$`\\"!')
 
 
 def plan(env: Env, ident: str, shell: str, allow_permissive: bool = False, wait: float | None = None) -> RemotePlan:

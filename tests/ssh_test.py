@@ -474,6 +474,27 @@ def test_the_picker_opens_at_once_with_a_dead_host_and_names_it(client, tmp_path
         silent.close()
 
 
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+def test_a_plain_folders_line_reads_with_one_level_of_quotes_and_runs_there(client, tmp_path, shell_name):
+    """What lands in history for the common folder: `ssh … -t -- alpha "exec sh -c 'cd -- DIR && …'"`,
+    and that line, run by the real shell, reaches the stub on the host in that folder."""
+    require(shell_name)
+    alpha = make_host(client, tmp_path, "alpha")
+    folder = tmp_path / "work" / "shop-api"
+    folder.mkdir(parents=True)
+    s = ClaudeSession(cwd=str(folder), prompt="plain folder", branch="HEAD")
+    s.write(alpha.home)
+    done = sessidx(client, "alpha", "resume", f"@alpha/claude:{s.session_id}", "--shell", shell_name)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    assert f" -t -- alpha \"exec sh -c 'cd -- {folder} && claude --resume={s.session_id} " in line, line
+    assert line.endswith("'\"") and "\\" not in line, line
+    subprocess.run([shell_name, "-c", line], env={**os.environ, "PATH": os.environ["PATH"]}, stdin=subprocess.DEVNULL,
+                   capture_output=True, timeout=30)
+    argv, cwd = recorded(alpha.folder / "bin", "claude")
+    assert cwd == str(folder) and argv[:1] == [f"--resume={s.session_id}"]
+
+
 @pytest.mark.shell
 @pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
 def test_enter_resumes_on_the_host_through_ssh_t(client, tmp_path, home, stub_bin, shell_name):
