@@ -41,7 +41,7 @@ def _kept(query: str) -> str | None:
     answered = kept.search_kept(current_env(), lines.append, query, False, 10)
     if answered is None:
         return None
-    held = freshness.fresh(answered[1], current_env())
+    held = freshness.fresh(_record(), current_env())
     kept.check_after(current_env(), answered[1], detach=False)
     return "\n".join(lines) if held else None
 

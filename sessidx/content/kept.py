@@ -54,22 +54,28 @@ def keep(db: sqlite3.Connection, watch: Watch, index: Index, path: str | None, l
 
 def kept_record(db: sqlite3.Connection) -> tuple[str, str, bytes] | None:
     """(the listing cache's path, its identity, the record) the last complete refresh kept."""
+    row = _kept_row(db, "SELECT path, listing, record FROM kept")
+    return None if row is None or type(row[2]) is not bytes else (row[0], row[1], row[2])
+
+
+def _kept_row(db: sqlite3.Connection, select: str, *params: str) -> tuple[str, str, object] | None:
     from sessidx.content.store import DatabaseError
 
     try:
-        row = db.execute("SELECT path, listing, record FROM kept").fetchone()
+        row = db.execute(select, params).fetchone()
     except DatabaseError:  # no such table: kept by no refresh yet
         return None
-    if row is None or type(row[0]) is not str or type(row[1]) is not str or type(row[2]) is not bytes:
+    if row is None or type(row[0]) is not str or type(row[1]) is not str:
         return None
     return row[0], row[1], row[2]
 
 
 def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
-                limit: int) -> tuple[int, bytes] | None:
+                limit: int) -> tuple[int, str] | None:
     """The search answered from the content index, as it was when last brought up to date:
-    (the exit code, the record to check after, with `check_after`); None when the full path
-    must answer (no complete index, the listing cache rewritten since, a refresh running)."""
+    (the exit code, the identity of the listing it vouched for, for `check_after`); None when
+    the full path must answer (no complete index, the listing cache rewritten since, a refresh
+    running). The record itself (a megabyte at 10,000 sessions) is read by the check alone."""
     from sessidx.content import store
 
     if not store.enabled(env):
@@ -83,7 +89,7 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
     from sessidx.content.unchanged import listing_stamp, unchanged
 
     try:
-        kept = kept_record(db)
+        kept = _kept_row(db, "SELECT path, listing, NULL FROM kept")
         if kept is None or listing_stamp(kept[0]) != kept[1] or not unchanged(db, kept[1]):
             return None
         from sessidx.content import query as content_query
@@ -97,7 +103,7 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
         return None  # the full path says so and makes it again
     finally:
         db.close()
-    return show(out, hits, query, as_json), kept[2]
+    return show(out, hits, query, as_json), kept[1]
 
 
 # How long the check after an answer may run, its refresh included; past it the refresh stops
@@ -105,7 +111,7 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
 CHECK_SECONDS = 60
 
 
-def check_after(env: Env, record: bytes, detach: bool) -> None:
+def check_after(env: Env, listing: str, detach: bool) -> None:
     """After an answer from the index: whether anything the listing looks at changed since the
     record was kept; if so, a line on stderr saying how many sessions the answer may have
     missed, and the index brought up to date for the next search. `detach`: in a child of its
@@ -113,7 +119,7 @@ def check_after(env: Env, record: bytes, detach: bool) -> None:
     are let go at once, stderr once the line is written (a reader of it waits that long), and
     the child ends within CHECK_SECONDS. Otherwise (an in-process caller) here and now."""
     if not detach:
-        _here(env, record)
+        _here(env, listing)
         return
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -123,7 +129,7 @@ def check_after(env: Env, record: bytes, detach: bool) -> None:
     try:
         pid = os.fork()
     except OSError:
-        _here(env, record)  # no child: the check waits here
+        _here(env, listing)  # no child: the check waits here
         return
     if pid:
         return
@@ -136,18 +142,18 @@ def check_after(env: Env, record: bytes, detach: bool) -> None:
         os.dup2(nowhere, 1)
         signal.signal(signal.SIGALRM, _too_long)
         signal.alarm(CHECK_SECONDS)
-        _bring_up_to_date(env, record, lambda: os.dup2(nowhere, 2))
+        _bring_up_to_date(env, listing, lambda: os.dup2(nowhere, 2))
     except BaseException:  # noqa: BLE001 - nothing of a child's may reach the caller's terminal as a traceback
         pass
     finally:
         os._exit(0)
 
 
-def _here(env: Env, record: bytes) -> None:
+def _here(env: Env, listing: str) -> None:
     from sessidx.content.store import DatabaseError
 
     try:
-        _bring_up_to_date(env, record, lambda: None)
+        _bring_up_to_date(env, listing, lambda: None)
     except (OSError, DatabaseError) as exc:  # the answer stands; the next search takes the full path
         render.warn(f"the content index was not brought up to date ({exc}): the next search does it")
 
@@ -160,13 +166,29 @@ def _too_long(signum: int, frame: object) -> None:
     raise _TooLong()
 
 
-def _bring_up_to_date(env: Env, record: bytes, done_telling: Callable[[], object]) -> None:
+def _bring_up_to_date(env: Env, listing: str, done_telling: Callable[[], object]) -> None:
+    from sessidx.content import store
     from sessidx.freshness import fresh
 
-    if fresh(record, env):
-        return
+    db = store.connect(env, [])
+    try:
+        row = _kept_row(db, "SELECT path, listing, record FROM kept WHERE listing = ?", listing)
+        if row is not None and fresh(row[2] if type(row[2]) is bytes else None, env):
+            return
+        told = _refreshed(env, db, done_telling)
+        if row is None and not told:  # a refresh in between answer and check: what did it change?
+            render.warn("the content index was brought up to date while this search ran: this answer may miss a"
+                        " session; search again for it")
+    finally:
+        db.close()
+        sys.stderr.flush()
+        done_telling()
+
+
+def _refreshed(env: Env, db: sqlite3.Connection, done_telling: Callable[[], object]) -> bool:
+    """The index brought up to date after a check that failed, stderr told how many sessions
+    changed (before any is read, then let go); whether it said something."""
     from sessidx import local
-    from sessidx.content import store
 
     told = False
 
@@ -174,21 +196,16 @@ def _bring_up_to_date(env: Env, record: bytes, done_telling: Callable[[], object
         nonlocal told
         if count and not told:
             render.warn(changed_note(count))
-        told = True
+            told = True
         sys.stderr.flush()
         done_telling()
 
-    db = store.connect(env, [])
-    try:
-        forget(db)  # until the refresh below ends well, the next search takes the full path
-        if local.refresh_content(env, db, planned=planned) is None and not told:
-            render.warn("something changed since the content index was last brought up to date, and another "
-                        "sessidx is indexing: this answer may miss a session; search again for it")
-    finally:
-        db.close()
-        if not told:
-            sys.stderr.flush()
-            done_telling()
+    forget(db)  # until the refresh below ends well, the next search takes the full path
+    if local.refresh_content(env, db, planned=planned) is None:
+        render.warn("something changed since the content index was last brought up to date, and another "
+                    "sessidx is indexing: this answer may miss a session; search again for it")
+        return True
+    return told
 
 
 def changed_note(count: int) -> str:
