@@ -9,7 +9,7 @@ they import is most of their time (fzf itself starts in a few milliseconds):
     sessidx preview --shell S ID each move in the picker
     sessidx check [--allow-permissive] ID    Enter and Alt-Enter
     sessidx list                 the list without a terminal
-    sessidx search WORDS         with nothing changed: the content index at once (content/kept.py)
+    sessidx search WORDS         the content index at once, checked after (content/kept.py)
 
 `_parse` reads them without argparse (whose import and parser cost a tenth of a `list`), and
 `main` imports a command's module only once the command is chosen: the laziness is here.
@@ -125,7 +125,9 @@ def _out(line: str) -> None:
         raise SessidxError(cannot_write(exc)) from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
+    """`detach`: the caller exits right after (bin/sessidx, a host's loader), so work that need
+    not delay the answer may go on in a child of its own (the check after a search)."""
     # A short-lived process that builds thousands of small objects: the cyclic collector only
     # costs time here (about a quarter of a warm `list`), and reference counting frees the rest.
     gc.disable()
@@ -151,10 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if (shown := preview(env, _out, ident=args.id, shell=args.shell)) is not None:
                 return shown
         if getattr(args, "kept", False):
-            from sessidx.content.kept import search_kept  # nothing changed: no listing, not `commands`
+            from sessidx.content.kept import check_after, search_kept  # no listing, not `commands`
 
-            if (code := search_kept(env, _out, " ".join(args.query), args.json, args.limit)) is not None:
-                return code
+            if (answered := search_kept(env, _out, " ".join(args.query), args.json, args.limit)) is not None:
+                check_after(env, answered[1], detach)  # what changed since, told and indexed
+                return answered[0]
         from sessidx import commands
 
         if args.command in ("list", "find") and getattr(args, "host", None):
@@ -309,7 +312,7 @@ def run() -> None:
     _utf8_mode()
     standard_streams()
     try:
-        code = main()
+        code = main(detach=True)
     except SystemExit as exc:  # argparse's --help, --version and usage errors
         code = exc.code if isinstance(exc.code, int) else ExitCode.OK if exc.code is None else ExitCode.ERROR
     for stream in (sys.stdout, sys.stderr):

@@ -8,9 +8,8 @@ mode, inode, size, mtime and ctime, or that it was not there; a folder's mtime c
 entry is added, removed or renamed), with no app named: the os functions themselves are
 watched. `fresh` then stats those paths again, in bulk, and compares: when all is as
 recorded, building the listing again would find every source unchanged, and `sessidx search`
-(or an SSH host asked for its rows) can answer from what it kept without building it;
-`begin` starts that check so that the search's query runs beside it (most stats of a big
-home in a child process, when a core is free) and is shown only once it held.
+(or an SSH host asked for its rows) can answer from what it kept without building it. (The
+search answers first and checks after, in a child of its own: content/kept.py.)
 
 What cannot be told from a stat makes a record that is never trusted: a `sources()` that
 writes, removes or renames anything, opens a database through SQLite (which opens files
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 
-VERSION = f"3/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = f"4/{__version__}/py{sys.version_info[0]}.{sys.version_info[1]}"
 # Coarser than any local file system's timestamps (FAT's are 2 s), and than a file system
 # clock's lag behind time.time_ns().
 RACY_NS = 3_000_000_000
@@ -137,9 +136,7 @@ class Watch:
         for follow in (True, False):
             looked = sorted(path for path, way in self.seen if way is follow)
             there = [path for path in looked if self.seen[path, follow] is not None]
-            for part in range(PARTS):  # in parts: see `begin`
-                paths = there[len(there) * part // PARTS:len(there) * (part + 1) // PARTS]
-                present.append((follow, "\0".join(paths), hash(tuple(self.seen[path, follow] for path in paths))))
+            present.append((follow, "\0".join(there), hash(tuple(self.seen[path, follow] for path in there))))
             absent.append((follow, "\0".join(path for path in looked if self.seen[path, follow] is None)))
         # HOME too: os.path.expanduser reads it, for a `~` in an app's override variable
         env_vars = {**self.vars, "HOME": self.env.vars.get("HOME")}
@@ -177,69 +174,15 @@ def watched(env: Env, call: Callable[[], Any]) -> Any:
 
 def fresh(record: bytes | None, env: Env) -> bool:
     """Whether every path in `record` (Watch.record) is as it was, and every variable read."""
-    holds = begin(record, env, apart=False)
-    return holds is not None and holds()
-
-
-# Below this many paths a child (5 ms of CPU: the fork, the pages it makes the caller copy, its
-# exit) costs more than the stats it takes (in-process, the stats beside 20 ms of other work,
-# a core free: 31 -> 27 ms at 2,239 paths, 79 -> 55 ms at 10,504). It takes all but the last
-# part of each way's paths; the caller stats that after its own work (the query: about a
-# third of 10,000 stats).
-APART_AT = 2000
-PARTS = 3
-
-
-def begin(record: bytes | None, env: Env, apart: bool = True) -> Callable[[], bool] | None:
-    """`fresh(record, env)`, begun: with many paths and a core free, most of their stats run in a
-    child process beside whatever the caller does next (os.fork: a thread would wait for the
-    caller's interpreter lock between its stats). The function returned stats the rest, waits
-    for the child and says whether all held; nothing the caller found in between may be shown
-    before. Without a child every stat is made here and now; None when something already
-    does not hold (the caller need not start its work)."""
     if not record:
-        return None
+        return False
     try:
         version, home, env_vars, present, absent, names = marshal.loads(record)
         if version != VERSION or home != env.home or any(env.vars.get(name) != value for name, value in env_vars):
-            return None
-        many = apart and sum(joined.count("\0") + 1 for _, joined, _ in present) >= APART_AT and _core_free()
-        theirs = [part for i, part in enumerate(present) if i % PARTS != PARTS - 1] if many else []
-        last, names = present[PARTS - 1::PARTS], list(names)
-    except (ValueError, EOFError, TypeError):  # a damaged record
-        return None
-    child = _apart(theirs) if theirs else None
-    if child is None:
-        return _fresh if _holds(present) and _still_absent(absent) and all(map(_names, names)) else None
-
-    def holds() -> bool:
-        held = _holds(last) and _still_absent(absent) and all(map(_names, names))
-        return _held_apart(child) and held
-
-    return holds
-
-
-def _core_free() -> bool:
-    """Whether a child is likely to get a core of its own right now: on Linux, fewer processes
-    running this instant (this one among them) than cores this process may use; elsewhere, the
-    last minute's load below the cores less one. On the 2-vCPU VM a child cut the whole search
-    by 9-20% when the other core was free and added 6-17% when it was not: the load average
-    could not tell those moments apart."""
-    try:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        if not hasattr(os, "fork") or cores < 2:
             return False
-        try:
-            with open("/proc/loadavg", "rb") as f:
-                return int(f.read().split()[3].split(b"/")[0]) < cores
-        except (OSError, IndexError, ValueError):
-            return os.getloadavg()[0] < cores - 1
-    except OSError:
+    except (ValueError, EOFError, TypeError):  # a damaged record
         return False
-
-
-def _fresh() -> bool:
-    return True
+    return _holds(present) and _still_absent(absent) and all(map(_names, names))
 
 
 def _holds(present: Any) -> bool:
@@ -259,29 +202,6 @@ def _still_absent(absent: Any) -> bool:
         return all(not os.access(path, os.F_OK) if follow else _seen(path, False) is None
                    for follow, joined in absent for path in _split(joined))
     except (ValueError, TypeError):
-        return False
-
-
-def _apart(present: Any) -> int | None:
-    """The pid of a child process checking `present` (exit status 0: it holds); None when it
-    cannot be made."""
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid:
-        return pid
-    held = False
-    try:
-        held = _holds(present)
-    finally:
-        os._exit(0 if held else 1)  # nothing of the parent's (buffers, atexit, its database) runs here
-
-
-def _held_apart(pid: int) -> bool:
-    try:
-        return os.waitpid(pid, 0)[1] == 0
-    except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored): its verdict is lost
         return False
 
 

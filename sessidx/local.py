@@ -73,9 +73,10 @@ def plan_for(env: Env, ident: str, allow_permissive: bool, fresh: bool,
     return session, make_plan(session, env, allow_permissive, wait_for_cli)
 
 
-def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None,
-                    announce: bool = False) -> dict[str, int] | None:
-    """Bring the content index up to date; None when another sessidx is doing it right now."""
+def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = None, announce: bool = False,
+                    planned: Callable[[int], None] | None = None) -> dict[str, int] | None:
+    """Bring the content index up to date; None when another sessidx is doing it right now.
+    `planned` is told how many sessions are new, changed or gone, before any is read."""
     from sessidx.content.reading import refresh
     from sessidx.content.store import Busy, lock, write_progress
 
@@ -94,9 +95,11 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
         stamp = listing_stamp(listing_file := cache_path(env))
         if unchanged(db, stamp):  # no session changed since the last complete refresh
             keep(db, watch, index, listing_file, stamp)
+            if planned:
+                planned(0)
             return {"sources": 0, "unchanged": len(sessions)}
         try:
-            stats = refresh(db, sessions, report)
+            stats = refresh(db, sessions, report, planned)
             remember(db, stamp, len(sessions), stats)
             keep(db, watch, index, listing_file, stamp if unchanged(db, stamp) else None)
             return stats

@@ -113,7 +113,7 @@ if sys.argv[1:2] == ["--rows"]:  # the listing: not through the command line's p
 else:
     from sessidx.cli import standard_streams, main
     standard_streams()
-    code = main()
+    code = main(detach=True)  # a search's check after its answer: in a child, the answer sent
 sys.stdout.flush()
 os._exit(code)
 '''

@@ -1,7 +1,7 @@
-"""`sessidx search` with nothing changed answers from the content index (content/kept.py), after
-a bulk check of everything the last listing looked at (freshness.py). Every change a listing
-would see must send it down the full path; each test's guard shows a check too lax to see it
-(only folders, only files, no variables) would have missed it."""
+"""`sessidx search` answers from the content index (content/kept.py) and then checks, in bulk,
+everything the last listing looked at (freshness.py). Every change a listing would see must be
+found by that check (which then says so and brings the index up to date); each test's guard
+shows a check too lax to see it (only folders, only files, no variables) would have missed it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from sessidx.config import current_env
 from sessidx.content import kept
 
 BACK = time.time() - 3600
-_REAL_CORE_FREE = freshness._core_free
 
 
 def _age(home: Path) -> None:
@@ -36,10 +35,15 @@ def _refresh() -> None:
 
 
 def _kept(query: str) -> str | None:
-    """What the kept path answers, None when it leaves the search to the full path."""
+    """What the kept path answers when the check after it finds nothing changed; None when that
+    check finds a change (or the full path answers). The check runs after, as the command's."""
     lines: list[str] = []
-    code = kept.search_kept(current_env(), lines.append, query, False, 10)
-    return None if code is None else "\n".join(lines)
+    answered = kept.search_kept(current_env(), lines.append, query, False, 10)
+    if answered is None:
+        return None
+    held = freshness.fresh(_record(), current_env())
+    kept.check_after(current_env(), answered[1], detach=False)
+    return "\n".join(lines) if held else None
 
 
 def _full(query: str) -> str:
@@ -195,12 +199,13 @@ def test_a_recent_folder_keeps_its_entries(home, monkeypatch):
     stamp = folder.stat()
     ClaudeSession(cwd="/w/shop", prompt="Make the checkout faster").write(home)
     os.utime(folder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # its mtime as if in the same tick
+    record = _record()
     assert _kept("checkout") is None
     # in one tick the ctime (which utime set to now) would not have moved either: no stat shows it
     monkeypatch.setattr(freshness, "_holds", lambda present: True)
-    assert not freshness.fresh(_record(), current_env())  # the names see it
+    assert not freshness.fresh(record, current_env())  # the names see it
     monkeypatch.setattr(freshness, "_names", lambda item: True)
-    assert freshness.fresh(_record(), current_env())  # without the names it would have passed
+    assert freshness.fresh(record, current_env())  # without the names it would have passed
 
 
 def test_a_same_size_rewrite_with_its_mtime_put_back(made):
@@ -320,117 +325,132 @@ def test_home_is_checked_for_a_tilde_in_an_override(home, made, monkeypatch, tmp
     assert freshness.fresh(marshal.dumps(tuple(parts)), current_env())  # the paths alone would not tell
 
 
-def _parts() -> tuple[list[str], list[str]]:
-    """(the paths a child stats, the paths the caller stats after its query), links followed."""
-    present = marshal.loads(_record())[3]
-    split = [(i % freshness.PARTS != freshness.PARTS - 1, joined) for i, (follow, joined, _) in enumerate(present)
-             if follow and joined]
-    return ([p for apart, joined in split if apart for p in joined.split("\0")],
-            [p for apart, joined in split if not apart for p in joined.split("\0")])
-
-
 def _append(path: Path, words: str) -> None:
     with path.open("ab") as f:
         f.write(jsonl([{"type": "user", "sessionId": path.stem, "cwd": "/w/any", "uuid": f"u-{words}",
                         "message": {"role": "user", "content": words}}]))
 
 
-@pytest.fixture
-def parted(home: Path, monkeypatch) -> tuple[list[Path], list[Path]]:
-    """Nine Claude transcripts, kept; every check of them made in parts, a child stats the first."""
-    for i in range(9):
-        ClaudeSession(cwd=f"/w/p{i}", prompt=f"Fix the flaky checkout test number {i}").write(home)
-    _age(home)
-    _refresh()
-    monkeypatch.setattr(freshness, "APART_AT", 0)
-    monkeypatch.setattr(freshness, "_core_free", lambda: True)
-    apart, mine = _parts()
-    transcripts = ([Path(p) for p in apart if p.endswith(".jsonl")], [Path(p) for p in mine if p.endswith(".jsonl")])
-    assert transcripts[0] and transcripts[1]
-    assert _kept("flaky") == _full("flaky")
-    return transcripts
 
 
-def test_a_change_the_child_sees_is_not_answered_from_the_index(parted):
-    _append(parted[0][0], "zebra migration")
-    assert freshness.fresh(_record(), current_env()) is False
-    assert _kept("zebra") is None  # only the child's exit status tells: the caller's paths are as they were
-    assert "zebra" in _full("zebra")
-
-
-def test_a_change_the_caller_sees_is_not_answered_from_the_index(parted):
-    _append(parted[1][0], "zebra migration")
-    assert _kept("zebra") is None
-    assert "zebra" in _full("zebra")
-
-
-def test_a_transcript_appended_while_the_query_runs_takes_the_full_path(parted, monkeypatch):
-    """The caller stats its part after its query: an append during the query is seen, and the
-    hits already found are dropped unshown."""
-    from sessidx.content import query
-
-    real = query.search
-
-    def appending(*args, **kwargs):
-        _append(parted[1][-1], "zebra migration")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(query, "search", appending)
-    assert _kept("flaky") is None
-    monkeypatch.setattr(query, "search", real)
-    assert "zebra" in _full("zebra")
-
-
-def test_without_a_child_every_part_is_checked_here(parted, monkeypatch):
-    def no_fork() -> int:
-        raise OSError("no more processes")
-
-    monkeypatch.setattr(os, "fork", no_fork)
-    assert _kept("flaky") is not None
-    _append(parted[0][0], "zebra migration")
-    assert _kept("zebra") is None
-
-
-def test_the_child_leaves_no_process_behind(parted):
-    assert _kept("flaky") is not None
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # no child left to reap
-
-
-def test_a_busy_machine_gets_no_child(parted, monkeypatch):
-    """A child only adds its cost when no core is free for it: every part is checked here then.
-    Busy is told by the processes running this instant (Linux), else by the load average."""
-    import io
-
-    forks: list[int] = []
-    real = os.fork
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real())
-    monkeypatch.setattr(freshness, "_core_free", _REAL_CORE_FREE)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    running = {"now": b"1/80"}
-    monkeypatch.setattr(freshness, "open", lambda path, mode: io.BytesIO(b"9.0 9.0 9.0 " + running["now"] + b" 99"),
-                        raising=False)
-    assert _kept("flaky") is not None and forks == [1]  # only this process running: a core is free
-    running["now"] = b"2/80"
-    assert _kept("flaky") is not None and forks == [1]
-    _append(parted[0][0], "zebra migration")
-    assert _kept("zebra") is None and forks == [1]
-
-    def no_proc(path: str, mode: str) -> None:
-        raise OSError("no /proc here")
-
-    monkeypatch.setattr(freshness, "open", no_proc, raising=False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
-    assert _kept("zebra") is None and forks == [1, 1]
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.5, 1.5))
-    assert _kept("zebra") is None and forks == [1, 1]
-
-
-def test_without_a_child_a_change_is_seen_before_any_query(made, monkeypatch):
-    from sessidx.content import query
-
-    calls: list[str] = []
-    real = query.search
-    monkeypatch.setattr(query, "search", lambda *a, **k: calls.append("query") or real(*a, **k))
+def test_an_append_is_told_by_the_next_search_and_found_by_the_one_after(made, capsys, monkeypatch):
+    """The promise: a search answers from the index as its last check left it; when its own
+    check finds a session changed, its stderr says so, and the next search has it."""
+    assert main(["search", "flaky"]) == 0
+    assert "checkout" in capsys.readouterr().out
     _append(made["two"], "zebra migration")
-    assert _kept("zebra") is None and calls == []
+    assert main(["search", "zebra"]) == 1  # answered before the check: the index did not have it yet
+    told = capsys.readouterr().err
+    assert "1 session changed since the content index was last brought up to date" in told
+    assert main(["search", "zebra"]) == 0
+    found = capsys.readouterr()
+    assert "zebra" in found.out and found.err == ""
+    assert main(["search", "zebra"]) == 0 and capsys.readouterr().err == ""  # nothing changed: no line
+
+
+def test_the_guard_on_the_told_append_can_fail(made, capsys, monkeypatch):
+    """With a check that sees nothing, the stale answer is silent and stays stale."""
+    monkeypatch.setattr(freshness, "fresh", lambda record, env: True)
+    _append(made["two"], "zebra migration")
+    assert main(["search", "zebra"]) == 1 and "changed since" not in capsys.readouterr().err
+    assert main(["search", "zebra"]) == 1
+
+
+def test_a_check_whose_refresh_fails_sends_the_next_search_down_the_full_path(made, capsys, monkeypatch):
+    real = local.refresh_content
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(local, "refresh_content", full_disk)
+    _append(made["two"], "zebra migration")
+    assert main(["search", "zebra"]) == 1
+    assert "not brought up to date" in capsys.readouterr().err
+    assert _kept_row() is None  # nothing vouches for the index now
+    monkeypatch.setattr(local, "refresh_content", real)
+    assert main(["search", "zebra"]) == 0 and "zebra" in capsys.readouterr().out
+
+
+def test_a_search_while_a_refresh_runs_says_so_and_harms_nothing(made, capsys):
+    from sessidx.content import store
+
+    with store.lock(current_env()):  # another sessidx indexing, alive
+        assert main(["search", "flaky"]) == 0
+        searched = capsys.readouterr()
+    assert "checkout" in searched.out and "searching what is indexed" in searched.err
+    assert main(["search", "flaky"]) == 0 and capsys.readouterr().out == searched.out
+
+
+# Runs a command with this process as the subreaper of what it leaves (Linux): its detached
+# check is reparented here, so it can be waited for, and anything it left is seen.
+SUBREAPER = r"""
+import ctypes, json, os, subprocess, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+done = subprocess.run(sys.argv[2:], capture_output=True, text=True)
+deadline, reaped = time.monotonic() + float(sys.argv[1]), 0
+while True:
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break  # nothing left
+    reaped += bool(pid)
+    if not pid and time.monotonic() > deadline:
+        reaped = -1
+        break
+    if not pid:
+        time.sleep(0.01)
+print(json.dumps({"code": done.returncode, "out": done.stdout, "err": done.stderr, "reaped": reaped}))
+"""
+BOUND = 30.0  # seconds the check may take to end, at most; it takes milliseconds
+
+
+def _command(*argv: str) -> dict[str, object]:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SUBREAPER, str(BOUND), *argv], capture_output=True, text=True,
+                          timeout=BOUND + 30, check=True)
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+needs_linux = pytest.mark.skipif(not os.path.exists("/proc/self"), reason="a subreaper is Linux's")
+
+
+@needs_linux
+def test_the_command_checks_in_a_child_that_ends_and_tells(made):
+    import sys
+
+    search = [sys.executable, "-m", "sessidx", "search"]
+    nothing = _command(*search, "flaky")
+    assert nothing["code"] == 0 and "checkout" in str(nothing["out"]) and nothing["err"] == ""
+    assert nothing["reaped"] == 1  # the check's child, ended within the bound; nothing else left
+    _append(made["two"], "zebra migration")
+    told = _command(*search, "zebra")
+    assert told["code"] == 1 and "1 session changed since" in str(told["err"])
+    assert told["reaped"] == 1  # its refresh done and ended
+    found = _command(*search, "--json", "zebra")
+    assert found["code"] == 0 and "zebra" in str(found["out"]) and found["err"] == ""
+
+
+# The check's refresh stuck (a disk that hangs, say): the child ends at CHECK_SECONDS all the same.
+STUCK = """
+import time
+from sessidx import cli, local
+from sessidx.content import kept
+kept.CHECK_SECONDS = 1
+local.refresh_content = lambda *args, **kwargs: time.sleep(3600)
+cli.run()
+"""
+
+
+@needs_linux
+def test_a_stuck_check_ends_at_its_bound_and_the_next_search_takes_the_full_path(made):
+    import sys
+
+    _append(made["two"], "zebra migration")
+    stuck = _command(sys.executable, "-c", STUCK, "search", "zebra")
+    assert stuck["code"] == 1 and stuck["reaped"] == 1, stuck  # ended by its alarm, not left behind
+    assert _kept_row() is None
+    assert "zebra" in _full("zebra")

@@ -1,6 +1,8 @@
 """A transcript rewritten in place at the same size, its mtime put back (`touch -r`, as backup
 and sync tools do), is read again: the listing, the content index and the nothing-changed
-search judge a file by its ctime and inode too, which a rewrite cannot put back (issue 28)."""
+search judge a file by its ctime and inode too, which a rewrite cannot put back (issue 28). The
+search answers from the index first: the one just after the rewrite says what it may have
+missed (content/kept.py), the one after it has it."""
 
 from __future__ import annotations
 
@@ -38,6 +40,11 @@ def searched(home: Path, word: str) -> set[str]:
     return {hit["id"] for hit in map(json.loads, done.stdout.splitlines())}
 
 
+def told(home: Path) -> str:
+    """What the search just after a change says on stderr (it answered from the index before its check)."""
+    return run_cli("search", "anything", env={"SESSIDX_HOME": str(home)}).stderr
+
+
 def test_a_same_size_rewrite_with_its_mtime_put_back_is_read_again(home):
     claude = ClaudeSession(cwd="/w/claude", prompt="Explain zqoldprompt please", custom_title="Alpha title")
     claude_path = claude.write(home)
@@ -55,6 +62,7 @@ def test_a_same_size_rewrite_with_its_mtime_put_back_is_read_again(home):
 
     rewrite_keeping_size_and_mtime(claude_path, {b"zqoldprompt": b"zqnewprompt", b"Alpha title": b"Omega title"})
     rewrite_keeping_size_and_mtime(rollout, {b"zqoldanswer": b"zqnewanswer"})
+    assert "2 sessions changed since" in told(home)
     assert searched(home, "zqnewprompt") == {claude.session_id}
     assert searched(home, "zqoldprompt") == set()
     assert searched(home, "zqnewanswer") == {thread.thread_id} and searched(home, "zqoldanswer") == set()
@@ -71,4 +79,5 @@ def test_a_file_replaced_by_another_of_its_size_and_mtime_is_read_again(home):
     replacement.write_bytes(path.read_bytes().replace(b"zqoldprompt", b"zqnewprompt"))
     os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
     os.replace(replacement, path)
+    assert "1 session changed since" in told(home)
     assert searched(home, "zqnewprompt") == {claude.session_id} and searched(home, "zqoldprompt") == set()

@@ -183,11 +183,13 @@ def test_a_search_with_nothing_changed_loads_no_listing(home):
 
 
 def test_the_guard_on_a_search_can_fail(home):
-    """A session changed since: the full path runs, and the probe sees its listing."""
+    """A session changed since, and a `list` saw it (the listing cache rewritten): the full path
+    runs, and the probe sees its listing."""
     session = ClaudeSession(cwd="/w", prompt="Fix the flaky login test")
     session.write(home)
     assert loaded_by("search", "--refresh") is not None
     ClaudeSession(cwd="/w", prompt="Fix the flaky signup test").write(home)
+    assert loaded_by("list")
     loaded = loaded_by("search", "flaky")
     assert {"sessidx.commands", "sessidx.apps.codex"} <= loaded
 

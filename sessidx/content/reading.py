@@ -74,16 +74,19 @@ def sources_of(sessions: list[Session]) -> list[_Source]:
     return out
 
 
-def refresh(db: sqlite3.Connection, sessions: list[Session],
-            report: Callable[[Progress], None] | None = None) -> dict[str, int]:
-    """Bring the index up to date with `sessions`; returns counts of what was read.
-    Commits every second, so an interrupt keeps what was done."""
+def refresh(db: sqlite3.Connection, sessions: list[Session], report: Callable[[Progress], None] | None = None,
+            planned: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Bring the index up to date with `sessions`; returns counts of what was read. `planned`
+    is told, before any reading, how many sessions are new, changed or gone. Commits every
+    second, so an interrupt keeps what was done."""
     wanted = {s.key: s for s in sources_of(sessions)}
     known = {key: (sid, stamp, done, tail) for sid, key, stamp, done, tail in
              db.execute("SELECT id, key, stamp, done, tail FROM source")}
     stats = {"sources": 0, "appended": 0, "reindexed": 0, "removed": 0, "bytes": 0, "messages": 0}
     gone = [known[key][0] for key in known.keys() - wanted.keys()]
     todo = [s for key, s in wanted.items() if key not in known or known[key][1] != s.stamp]
+    if planned:
+        planned(len(todo) + len(gone))
     progress = Progress(len(todo), sum(s.size for s in todo))
     if report and todo:
         report(progress)
