@@ -189,7 +189,7 @@ def test_the_guard_on_a_search_can_fail(home):
     assert loaded_by("search", "--refresh") is not None
     ClaudeSession(cwd="/w", prompt="Fix the flaky signup test").write(home)
     loaded = loaded_by("search", "flaky")
-    assert {"sessidx.commands", "sessidx.apps.codex"} <= loaded
+    assert {"sessidx.commands", "sessidx.apps.aider"} <= loaded  # the listing's apps: Claude's and Aider's
 
 
 def test_the_guard_on_a_move_can_fail(home):
@@ -208,6 +208,11 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatc
 
     key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test", session_id=key.split(":")[1]).write(home)
+    from sessidx.apps import HOMES
+
+    for _variables, folders in HOMES.values():  # every app's home there: a key press loads each app's module
+        for folder in folders:
+            (home / folder).mkdir(parents=True, exist_ok=True)
     assert loaded_by("search", "--refresh") is not None
     fzf = tmp_path / "fzf"
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
