@@ -98,13 +98,13 @@ def _has_home(env: Env, name: str) -> bool:
         value = env.get(var)
         if value is None:
             continue
-        value = os.path.expanduser(value)
-        if var.startswith("XDG_"):
-            if any(os.path.exists(os.path.join(value, os.path.relpath(d, _LOCAL_SHARE)))
-                   for d in folders if d.startswith(_LOCAL_SHARE + os.sep)):
+        for place in {value, os.path.expanduser(value)}:  # some apps expand a `~` in it, some do not
+            if var.startswith("XDG_"):
+                if any(os.path.exists(os.path.join(place, os.path.relpath(d, _LOCAL_SHARE)))
+                       for d in folders if d.startswith(_LOCAL_SHARE + os.sep)):
+                    return True
+            elif os.path.exists(place):
                 return True
-        elif os.path.exists(value):
-            return True
     return any(os.path.isdir(os.path.join(env.home, d)) for d in folders)
 
 
