@@ -64,10 +64,10 @@ class Sessions:
     def local(self) -> list[Session]:
         """This machine's sessions, archived ones too, newest first (read once per call)."""
         if self._local is None:
-            from sessidx.apps import APPS
+            from sessidx.apps import present
             from sessidx.index import build
 
-            self._local = build(self.env, APPS.values()).sessions
+            self._local = build(self.env, present(self.env)).sessions
         return self._local
 
     def hosts(self, names: list[str] | None) -> tuple[bool, list[Any]]:
@@ -242,10 +242,10 @@ def facts(session: Session) -> dict[str, Any]:
 
 
 def _checked_app(app: str | None) -> str | None:
-    from sessidx.apps import APPS
+    from sessidx.apps import NAMES
 
-    if app is not None and app not in APPS:
-        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+    if app is not None and app not in NAMES:
+        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(NAMES)}")
     return app
 
 

@@ -12,7 +12,7 @@ import sys
 import time
 
 from sessidx import local, render
-from sessidx.apps import APPS, HOME_VARS
+from sessidx.apps import HOME_VARS, HOMES, NAMES, present
 from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError, cannot_write
 from sessidx.index import (
@@ -76,9 +76,9 @@ def _nothing_found(index: Index) -> str:
     if env is None:
         return "no agent sessions found"
     places = []
-    for app in APPS.values():
-        moved = [f"${v}" for v in app.home_vars if v != "XDG_DATA_HOME" and env.get(v)]
-        places += moved or [render.tilde(os.path.join(env.home, d)) for d in app.home_dirs]
+    for home_vars, home_dirs in HOMES.values():
+        moved = [f"${v}" for v in home_vars if v != "XDG_DATA_HOME" and env.get(v)]
+        places += moved or [render.tilde(os.path.join(env.home, d)) for d in home_dirs]
     return f"no agent sessions found; looked in {', '.join(dict.fromkeys(places))}"
 
 
@@ -174,7 +174,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     from sessidx.hosts import configured
 
     hosts = bool(configured(env)[0])
-    first = from_cache(env, APPS.values())
+    first = from_cache(env, present(env))
     note: str | None
     cold = first is None and _any_source(env)
     lines: list[str] | int
@@ -207,7 +207,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
 
 def _any_source(env: Env) -> bool:
     """Whether any app has anything to read: a listing (stats), stopped at each app's first."""
-    for app in APPS.values():
+    for app in present(env):
         try:
             if next(iter(app.sources(env)), None) is not None:
                 return True
@@ -272,7 +272,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
         # the first press ever waits as long as the hosts may take (its list is still filling);
         # a later one briefly: fzf may drop a key sent while a reload-sync is under way
         wait_for_refresh(env, since_ms, None if env.get("SESSIDX_HOSTS_COLD") else refresh_wait(env))
-    index = load(env, APPS.values())
+    index = load(env)
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions)
     width = _list_width(env)
@@ -374,7 +374,7 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
 
     marker = mark_first_press(env)
     try:
-        build(env, APPS.values(), on_batch=emit)
+        build(env, present(env), on_batch=emit)
     finally:
         if marker is not None:
             try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
@@ -523,7 +523,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
     for s in _in_scope(listed, scope, here) if scope is not None else _with_hosts(env, listed):
         counts[s.app] = counts.get(s.app, 0) + 1
     if what in ("app", "app-back"):
-        choices: list[str | None] = [None, *(a for a in APPS if counts.get(a))]
+        choices: list[str | None] = [None, *(a for a in NAMES if counts.get(a))]
         step = -1 if what == "app-back" else 1
         app = choices[(choices.index(app) + step) % len(choices)] if app in choices else None
     total = sum(counts.values())
@@ -541,7 +541,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
 def picker_filters(env: Env) -> tuple[bool, str | None, str | None]:
     """(content mode, app, scope) as fzf's prompt holds them; an app not known is none."""
     content_mode, app, scope = render.prompt_state(env.get("FZF_PROMPT"))
-    return content_mode, app if app in APPS else None, scope
+    return content_mode, app if app in NAMES else None, scope
 
 
 def _feed_command(content_mode: bool, app: str | None, scope: str | None) -> str:

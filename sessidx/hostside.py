@@ -171,7 +171,7 @@ def serve_rows(args: list[str]) -> int:
         return 0
     from operator import attrgetter
 
-    from sessidx.apps import APPS
+    from sessidx.apps import present
     from sessidx.freshness import Watch
     from sessidx.index import build
     from sessidx.model import Session
@@ -179,9 +179,9 @@ def serve_rows(args: list[str]) -> int:
     watch = Watch(env) if known == [last.digest] and last.settled >= SETTLED else None
     if watch is not None:
         with watch:  # what the listing looks at, so that the next calls may skip it
-            index = build(env, APPS.values())  # no demo home: a host with none has none
+            index = build(env, present(env))  # no demo home: a host with none has none
     else:
-        index = build(env, APPS.values())
+        index = build(env, present(env))
     rows = list(map(attrgetter(*Session.__slots__), index.sessions))  # newest first
     total = len(rows)
     del rows[newest_count(rows, keep):]

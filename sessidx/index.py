@@ -17,7 +17,7 @@ from itertools import accumulate, chain, repeat, starmap
 from operator import attrgetter, itemgetter
 
 from sessidx import __version__, cache
-from sessidx.apps import HOME_VARS, app_named
+from sessidx.apps import HOME_VARS, app_named, present, present_names
 from sessidx.apps.base import SourceBusy, report, take_reports
 from sessidx.config import DEMO_HOME, Env, demo_env
 from sessidx.freshness import watched
@@ -119,6 +119,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     path = cache_path(env)
     problems: list[str] = []
     cached = _read_cache(path, problems)
+    gone = _drop_gone(env, cached, {a.name for a in app_list})
     sessions: list[Session] = []
     timings: dict[str, float] = {}
     batches = _Batches(sessions, on_batch)
@@ -133,7 +134,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
         _read_newest_first(late_reads, batches)
         reads += late_reads
     fresh = dict(cached)  # apps not asked for this time keep their part
-    changed = False
+    changed = bool(gone)
     for read in reads:
         fresh[read.app.name], app_changed = read.finish()
         changed |= app_changed
@@ -213,6 +214,20 @@ class _Batches:
             self.given = len(self.sessions)
             self.on_batch(batch, last)
             self.last = time.perf_counter()
+
+
+def _drop_gone(env: Env, cached: dict[str, list[dict[Any, Any]]], asked: set[str]) -> bool:
+    """Drops the cached parts of apps whose home has gone: they have no sessions, as a fresh
+    build would say (an app not asked for this time but still there keeps its part). Whether
+    any went."""
+    others = [name for name in cached if name not in asked]
+    if not others:
+        return False
+    there = set(present_names(env))
+    gone = [name for name in others if name not in there]
+    for name in gone:
+        del cached[name]
+    return bool(gone)
 
 
 def _read_newest_first(reads: list[_AppRead], batches: _Batches) -> None:
@@ -534,15 +549,18 @@ def _newest_first(sessions: list[Session]) -> list[Session]:
     return sorted(sessions, key=attrgetter("mtime"), reverse=True)
 
 
-def load(env: Env, apps: Iterable[App], refresh: bool = True) -> Index:
-    """`build`, falling back to the bundled demo home when the machine has no sessions."""
-    app_list = list(apps)
+def load(env: Env, apps: Iterable[App] | None = None, refresh: bool = True) -> Index:
+    """`build`, falling back to the bundled demo home when the machine has no sessions; apps
+    None: the apps each home has (apps.present)."""
+    app_list = list(apps) if apps is not None else present(env)
     index = build(env, app_list, refresh)
     if not index.sessions and not refresh:
         index = build(env, app_list, refresh=True)
     # The demo home is there in a checkout (`make run`), not in an installed package.
     if not index.sessions and not env.get("SESSIDX_HOME") and not index.problems and os.path.isdir(DEMO_HOME):
         demo = demo_env(env)
+        if apps is None:
+            app_list = present(demo)
         index = build(demo, app_list, refresh)
         if not index.sessions and not refresh:
             index = build(demo, app_list, refresh=True)

@@ -6,7 +6,7 @@ date. What the commands and the host side share, so neither reads the other's na
 from __future__ import annotations
 
 from sessidx import render
-from sessidx.apps import APPS
+from sessidx.apps import NAMES
 from sessidx.config import Env
 from sessidx.errors import SessidxError
 from sessidx.index import Index, cache_path, cached_session, load, wait_for_first_press
@@ -23,7 +23,7 @@ DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)
 
 
 def listing(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:
-    index = load(env, APPS.values(), refresh)
+    index = load(env, None, refresh)
     if index.demo and announce:
         render.warn(DEMO_NOTE)
     if verbose:
@@ -33,8 +33,8 @@ def listing(env: Env, refresh: bool = True, verbose: bool = False, announce: boo
 
 
 def check_app(app: str | None) -> None:
-    if app is not None and app not in APPS:
-        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(APPS)}")
+    if app is not None and app not in NAMES:
+        raise SessidxError(f"unknown app {app!r}: known apps are {', '.join(NAMES)}")
 
 
 def select(sessions: list[Session], query: str | None, app: str | None, archived: bool) -> list[Session]:

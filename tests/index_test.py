@@ -252,3 +252,23 @@ def test_temp_files_of_crashed_runs_are_removed(home):
     build(env, ALL)
     assert not old.exists() and young.exists()
     assert cache.parent.stat().st_mode & 0o077 == 0  # the folder is the user's alone
+
+
+def test_an_app_whose_home_has_gone_leaves_the_index(home):
+    """Its cached rows go, as a fresh build would give: not listed, not found by key, and not
+    lent to Aider as known folders; an app not asked for but still there keeps its part."""
+    import shutil
+
+    from sessidx.index import cached_session
+
+    ClaudeSession(cwd="/w/claude").write(home)
+    thread = CodexThread(cwd="/w/codex")
+    write_codex_home(home, [thread])
+    assert {s.app for s in load(current_env()).sessions} == {"claude", "codex"}
+    build(current_env(), [claude.APP])  # one app asked for: the other keeps its part
+    assert cached_session(current_env(), f"codex:{thread.thread_id}") is not None
+    shutil.rmtree(home / ".codex")
+    assert {s.app for s in load(current_env()).sessions} == {"claude"}
+    assert cached_session(current_env(), f"codex:{thread.thread_id}") is None
+    with open(cache_path(current_env()), "rb") as f:
+        assert set(marshal.load(f)["apps"]) == {"claude", "aider"}

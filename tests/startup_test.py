@@ -10,7 +10,7 @@ import sys
 
 from homes import ClaudeSession
 
-HEAVY = {"json", "hashlib", "sqlite3", "subprocess", "dataclasses", "typing", "pathlib", "zlib", "tempfile",
+HEAVY = {"json", "hashlib", "sqlite3", "_sqlite3", "subprocess", "dataclasses", "typing", "pathlib", "zlib", "tempfile",
          "shutil", "datetime", "inspect", "importlib.util", "shlex", "termios", "argparse", "re", "enum",
          "functools", "collections", "types"}
 
@@ -66,7 +66,7 @@ def test_a_content_keystroke_loads_neither_json_nor_re(home):
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
     assert loaded_by("search", "--refresh") is not None
     loaded = loaded_by("lines", "--content", "flaky login")
-    assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types", "zlib"} == set()
+    assert "sessidx.content.query" in loaded and "sessidx.content.reading" not in loaded and loaded & HEAVY - {"functools", "collections", "types", "zlib", "_sqlite3"} == set()
 
 
 def press_key(env: dict[str, str]) -> set[str]:
@@ -127,8 +127,8 @@ def test_the_key_press_starts_fzf_loading_nothing_heavy(home, tmp_path):
 # Never on a hot path, whatever it reads: argparse and what argparse brings, and the costly
 # helpers a plain module may use. (`preview` and `check` read a transcript and plan a resume:
 # json, re and subprocess are theirs.)
-NEVER_HOT = {"typing", "dataclasses", "argparse", "gettext", "pathlib", "sqlite3", "inspect", "tempfile", "hashlib",
-             "importlib.util", "sessidx.argv"}
+NEVER_HOT = {"typing", "dataclasses", "argparse", "gettext", "pathlib", "sqlite3", "_sqlite3", "inspect", "tempfile",
+             "hashlib", "importlib.util", "sessidx.argv"}
 
 
 def test_a_move_and_enter_load_neither_argparse_nor_typing(home):
@@ -179,7 +179,7 @@ def test_a_search_with_nothing_changed_loads_no_listing(home):
     assert "sessidx.content.kept" in loaded and "sessidx.content.query" in loaded
     assert {m for m in loaded if m.startswith("sessidx.apps.")} == {"sessidx.apps.base", "sessidx.apps.claude"}
     assert {"sessidx.commands", "sessidx.content.reading", "argparse", "sessidx.argv"} & loaded == set()
-    assert loaded & HEAVY - {"functools", "collections", "types", "zlib"} == set()
+    assert loaded & HEAVY - {"functools", "collections", "types", "zlib", "_sqlite3"} == set()
 
 
 def test_the_guard_on_a_search_can_fail(home):
@@ -191,7 +191,7 @@ def test_the_guard_on_a_search_can_fail(home):
     ClaudeSession(cwd="/w", prompt="Fix the flaky signup test").write(home)
     assert loaded_by("list")
     loaded = loaded_by("search", "flaky")
-    assert {"sessidx.commands", "sessidx.apps.codex"} <= loaded
+    assert {"sessidx.commands", "sessidx.apps.aider"} <= loaded  # the listing's apps: Claude's and Aider's
 
 
 def test_the_guard_on_a_move_can_fail(home):
@@ -210,6 +210,11 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatc
 
     key = "claude:0b4ad1b6-9f27-4cb1-8a6e-7d7a0f3c1e55"
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test", session_id=key.split(":")[1]).write(home)
+    from sessidx.apps import HOMES
+
+    for _variables, folders in HOMES.values():  # every app's home there: a key press loads each app's module
+        for folder in folders:
+            (home / folder).mkdir(parents=True, exist_ok=True)
     assert loaded_by("search", "--refresh") is not None
     fzf = tmp_path / "fzf"
     fzf.write_text("#!/bin/sh\ncat > /dev/null\nexit 130\n")
@@ -231,13 +236,15 @@ def test_only_the_hot_paths_carry_the_start_up_tricks(home, tmp_path, monkeypatc
 
 
 def test_a_cold_build_loads_only_what_reading_needs(home):
-    """`sessidx build` over Claude transcripts and Codex's SQLite index: sqlite3 (the store is
-    there) and re (the transcripts' markers), but not what only copies files, makes temp names
-    or parses JSON through the json package: those imports were a third of a cold build."""
+    """`sessidx build` over Claude transcripts and Codex's SQLite index: SQLite's C module (the
+    store is there) and re (the transcripts' markers), but not what only copies files, makes temp
+    names or parses JSON through the json package: those imports were a third of a cold build;
+    nor the `sqlite3` package around the C module (it loads datetime), nor the other apps' modules."""
     from homes import CodexThread, write_codex_home
 
     ClaudeSession(cwd="/w").write(home)
     write_codex_home(home, [CodexThread(cwd="/w/codex", title="A thread")])
     loaded = loaded_by("build")  # no cache yet: every source is read
-    assert {"sqlite3", "re"} <= loaded
-    assert loaded & {"shutil", "tempfile", "pathlib", "contextlib", "json", "random", "argparse", "zlib"} == set()
+    assert {"_sqlite3", "re", "sessidx.apps.codex"} <= loaded
+    assert loaded & {"shutil", "tempfile", "pathlib", "contextlib", "json", "random", "argparse", "zlib", "sqlite3",
+                     "datetime", "sessidx.apps.gemini"} == set()

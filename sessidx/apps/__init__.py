@@ -2,16 +2,20 @@
 
 `APPS` (every app, in this order) imports every app module on first use; `app_named`
 imports only the one asked for (a keystroke in the picker's content mode needs one app to read
-a snippet, a move in the picker one app to plan its resume, not twenty-five). `HOME_VARS`, which
-names the index's cache file, is written out here so that finding the cache loads no app: a
-test checks it against the apps' own `home_vars`.
+a snippet, a move in the picker one app to plan its resume, not twenty-five); `present` only the
+apps whose homes exist (what indexing the machine needs). Each app's variables and folders are
+written out here (`HOMES`, and `HOME_VARS`, which names the index's cache file) so that finding
+the cache or the apps present loads no app: a test checks them against the apps' own.
 """
 
 from __future__ import annotations
 
+import os
+
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from sessidx.apps.base import App
+    from sessidx.config import Env
 
     APPS: dict[str, App]
 
@@ -47,14 +51,73 @@ _WHERE = {
 
 NAMES = tuple(_WHERE)  # every app's name, in the registry's order, without importing an app module
 
-# Every variable that moves an app's data: the union of the apps' `home_vars`, sorted.
-HOME_VARS = [
-    "AMP_HOME", "CLAUDE_CONFIG_DIR", "CLINE_DATA_DIR", "CLINE_DIR", "CODEX_HOME", "CODEX_SQLITE_HOME",
-    "CONTINUE_GLOBAL_DIR", "COPILOT_HOME", "CRUSH_GLOBAL_DATA", "GEMINI_CLI_HOME", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
-    "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GOOSE_PATH_ROOT", "HERMES_HOME", "KIMI_CODE_HOME", "KIMI_SHARE_DIR",
-    "OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR", "PI_CODING_AGENT_DIR", "QODER_CONFIG_DIR",
-    "QWEN_HOME", "VIBE_HOME", "XDG_DATA_HOME",
-]
+# name: (the variables that move its data, its default folders under the home), as each app's
+# own `home_vars` and `home_dirs` say (a test checks): `present` decides from these which apps
+# this machine has without importing one. An app with no folder of its own (Aider: a file in
+# the folders the others' sessions are in) is present when any other app is.
+_LOCAL_SHARE = os.path.join(".local", "share")
+HOMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "claude": (("CLAUDE_CONFIG_DIR",), (".claude",)),
+    "codex": (("CODEX_HOME", "CODEX_SQLITE_HOME"), (".codex",)),
+    "gemini": (("GEMINI_CLI_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"), (".gemini",)),
+    "opencode": (("XDG_DATA_HOME",), (os.path.join(_LOCAL_SHARE, "opencode"),)),
+    "kilo": (("XDG_DATA_HOME",), (os.path.join(_LOCAL_SHARE, "kilo"),)),
+    "copilot": (("COPILOT_HOME",), (".copilot",)),
+    "cline": (("CLINE_DIR", "CLINE_DATA_DIR"), (".cline",)),
+    "qwen": (("QWEN_HOME",), (".qwen",)),
+    "droid": ((), (".factory",)),
+    "kimi": (("KIMI_SHARE_DIR",), (".kimi",)),
+    "kimicode": (("KIMI_CODE_HOME",), (".kimi-code",)),
+    "vibe": (("VIBE_HOME",), (".vibe",)),
+    "cn": (("CONTINUE_GLOBAL_DIR",), (".continue",)),
+    "auggie": ((), (".augment",)),
+    "crush": (("CRUSH_GLOBAL_DATA", "XDG_DATA_HOME"), (os.path.join(_LOCAL_SHARE, "crush"),)),
+    "goose": (("GOOSE_PATH_ROOT", "XDG_DATA_HOME"), (os.path.join(_LOCAL_SHARE, "goose"),)),
+    "amp": (("AMP_HOME", "XDG_DATA_HOME"), (os.path.join(_LOCAL_SHARE, "amp"),)),
+    "cursor": ((), (".cursor",)),
+    "kiro": (("XDG_DATA_HOME",), (".kiro", os.path.join(_LOCAL_SHARE, "kiro-cli"))),
+    "q": (("XDG_DATA_HOME",), (os.path.join(_LOCAL_SHARE, "amazon-q"),)),
+    "qoder": (("QODER_CONFIG_DIR",), (".qoder",)),
+    "aider": ((), ()),
+    "pi": (("PI_CODING_AGENT_DIR",), (os.path.join(".pi", "agent"),)),
+    "hermes": (("HERMES_HOME",), (".hermes",)),
+    "openhands": (("OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"),
+                  (os.path.join(".openhands", "conversations"),)),
+    "gptme": (("XDG_DATA_HOME",), (os.path.join(_LOCAL_SHARE, "gptme"),)),
+}
+
+# Every variable that moves an app's data: it names the index's cache file.
+HOME_VARS = sorted({var for variables, _ in HOMES.values() for var in variables})
+
+
+def _has_home(env: Env, name: str) -> bool:
+    """Whether one of the app's default folders exists, or a variable of its is set to a path
+    that exists (an XDG one: the app's folder in it). Erring towards yes costs a module load."""
+    variables, folders = HOMES[name]
+    for var in variables:
+        value = env.get(var)
+        if value is None:
+            continue
+        for place in {value, os.path.expanduser(value)}:  # some apps expand a `~` in it, some do not
+            if var.startswith("XDG_"):
+                if any(os.path.exists(os.path.join(place, os.path.relpath(d, _LOCAL_SHARE)))
+                       for d in folders if d.startswith(_LOCAL_SHARE + os.sep)):
+                    return True
+            elif os.path.exists(place):
+                return True
+    return any(os.path.isdir(os.path.join(env.home, d)) for d in folders)
+
+
+def present_names(env: Env) -> list[str]:
+    """The apps this machine has (see HOMES), in the registry's order, without importing one."""
+    found = [name for name in NAMES if HOMES[name] != ((), ()) and _has_home(env, name)]
+    return [name for name in NAMES if name in found or (found and HOMES[name] == ((), ()))]
+
+
+def present(env: Env) -> list[App]:
+    """The apps this machine has: only their modules are loaded (`sessidx build` on a home of two
+    apps need not import twenty-five, nor sqlite3)."""
+    return [app for name in present_names(env) if (app := app_named(name)) is not None]
 
 
 def app_named(name: str) -> App | None:
