@@ -530,7 +530,7 @@ def cycle(env: Env, out: Out, what: str, ident: str | None = None) -> int:
     where = {None: "everywhere", "here": "this folder", "repo": "this repository"}[scope]
     # no parentheses in the texts: fzf's action syntax would end an action there
     status = render.with_counts(f"app {app or 'all'}: {counts.get(app, 0) if app else total} of {total} · "
-                                f"scope: {where} · ", [(a, counts[a]) for a in APPS if counts.get(a)],
+                                f"scope: {where} · ", [(a, counts[a]) for a in NAMES if counts.get(a)],
                                 _list_width(env) - 2)
     header = f"{CONTENT_HEADER if content_mode else HEADER}\n{render.clean(status)}"
     out(f"change-prompt({render.prompt_of(content_mode, app, scope)})+change-header({header})"
