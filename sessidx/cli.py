@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
             from sessidx.content.kept import check_after, search_kept  # no listing, not `commands`
 
             if (answered := search_kept(env, _out, " ".join(args.query), args.json, args.limit)) is not None:
-                check_after(env, answered[1], detach)  # what changed since, told and indexed
+                check_after(env, answered[1], detach, _refresh_content)  # what changed since, told and indexed
                 return answered[0]
         from sessidx import commands
 
@@ -237,6 +237,13 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
 
         warn(cannot_write(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}")
         return ExitCode.ERROR
+
+
+def _refresh_content(env: Any, db: Any, **options: Any) -> dict[str, int] | None:
+    """local.refresh_content, loaded only when the check after a search finds something changed."""
+    from sessidx.local import refresh_content
+
+    return refresh_content(env, db, **options)
 
 
 def _mcp(env: Any) -> int:

@@ -42,7 +42,9 @@ def _kept(query: str) -> str | None:
     if answered is None:
         return None
     held = freshness.fresh(_record(), current_env())
-    kept.check_after(current_env(), answered[1], detach=False)
+    from sessidx.local import refresh_content
+
+    kept.check_after(current_env(), answered[1], detach=False, refresh=refresh_content)
     return "\n".join(lines) if held else None
 
 

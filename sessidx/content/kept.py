@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from sessidx.freshness import Watch
     from sessidx.index import Index
 
+    Refresh = Callable[..., dict[str, int] | None]  # local.refresh_content
+
 
 def keep(db: sqlite3.Connection, watch: Watch, index: Index, path: str | None, listing: str | None) -> None:
     """After a refresh that left the content index complete for `listing` (the identity of
@@ -111,15 +113,16 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
 CHECK_SECONDS = 60
 
 
-def check_after(env: Env, listing: str, detach: bool) -> None:
+def check_after(env: Env, listing: str, detach: bool, refresh: Refresh) -> None:
     """After an answer from the index: whether anything the listing looks at changed since the
     record was kept; if so, a line on stderr saying how many sessions the answer may have
     missed, and the index brought up to date for the next search. `detach`: in a child of its
     own (os.fork, after the answer is flushed), so this process can exit now: stdin and stdout
     are let go at once, stderr once the line is written (a reader of it waits that long), and
-    the child ends within CHECK_SECONDS. Otherwise (an in-process caller) here and now."""
+    the child ends within CHECK_SECONDS. Otherwise (an in-process caller) here and now.
+    `refresh` brings the index up to date (local.refresh_content: the listing is the caller's floor)."""
     if not detach:
-        _here(env, listing)
+        _here(env, listing, refresh)
         return
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -129,7 +132,7 @@ def check_after(env: Env, listing: str, detach: bool) -> None:
     try:
         pid = os.fork()
     except OSError:
-        _here(env, listing)  # no child: the check waits here
+        _here(env, listing, refresh)  # no child: the check waits here
         return
     if pid:
         return
@@ -142,18 +145,18 @@ def check_after(env: Env, listing: str, detach: bool) -> None:
         os.dup2(nowhere, 1)
         signal.signal(signal.SIGALRM, _too_long)
         signal.alarm(CHECK_SECONDS)
-        _bring_up_to_date(env, listing, lambda: os.dup2(nowhere, 2))
+        _bring_up_to_date(env, listing, lambda: os.dup2(nowhere, 2), refresh)
     except BaseException:  # noqa: BLE001 - nothing of a child's may reach the caller's terminal as a traceback
         pass
     finally:
         os._exit(0)
 
 
-def _here(env: Env, listing: str) -> None:
+def _here(env: Env, listing: str, refresh: Refresh) -> None:
     from sessidx.content.store import DatabaseError
 
     try:
-        _bring_up_to_date(env, listing, lambda: None)
+        _bring_up_to_date(env, listing, lambda: None, refresh)
     except (OSError, DatabaseError) as exc:  # the answer stands; the next search takes the full path
         render.warn(f"the content index was not brought up to date ({exc}): the next search does it")
 
@@ -166,7 +169,7 @@ def _too_long(signum: int, frame: object) -> None:
     raise _TooLong()
 
 
-def _bring_up_to_date(env: Env, listing: str, done_telling: Callable[[], object]) -> None:
+def _bring_up_to_date(env: Env, listing: str, done_telling: Callable[[], object], refresh: Refresh) -> None:
     from sessidx.content import store
     from sessidx.freshness import fresh
 
@@ -175,7 +178,7 @@ def _bring_up_to_date(env: Env, listing: str, done_telling: Callable[[], object]
         row = _kept_row(db, "SELECT path, listing, record FROM kept WHERE listing = ?", listing)
         if row is not None and fresh(row[2] if type(row[2]) is bytes else None, env):
             return
-        told = _refreshed(env, db, done_telling)
+        told = _refreshed(env, db, done_telling, refresh)
         if row is None and not told:  # a refresh in between answer and check: what did it change?
             render.warn("the content index was brought up to date while this search ran: this answer may miss a"
                         " session; search again for it")
@@ -185,11 +188,9 @@ def _bring_up_to_date(env: Env, listing: str, done_telling: Callable[[], object]
         done_telling()
 
 
-def _refreshed(env: Env, db: sqlite3.Connection, done_telling: Callable[[], object]) -> bool:
+def _refreshed(env: Env, db: sqlite3.Connection, done_telling: Callable[[], object], refresh: Refresh) -> bool:
     """The index brought up to date after a check that failed, stderr told how many sessions
     changed (before any is read, then let go); whether it said something."""
-    from sessidx import local
-
     told = False
 
     def planned(count: int) -> None:
@@ -201,7 +202,7 @@ def _refreshed(env: Env, db: sqlite3.Connection, done_telling: Callable[[], obje
         done_telling()
 
     forget(db)  # until the refresh below ends well, the next search takes the full path
-    if local.refresh_content(env, db, planned=planned) is None:
+    if refresh(env, db, planned=planned) is None:
         render.warn("something changed since the content index was last brought up to date, and another "
                     "sessidx is indexing: this answer may miss a session; search again for it")
         return True
