@@ -146,6 +146,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")  # (a zombie no init reaped is gone all the same)
 
 
+@pytest.mark.slow  # six commands, each waiting out a real 3 s timeout
 def test_a_host_that_closes_its_output_and_lives_on_is_cut_off_at_the_timeout(standin, home, tmp_path):
     session = ClaudeSession(cwd=str(tmp_path), prompt="retry logic")
     session.write(home)
