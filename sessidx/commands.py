@@ -23,7 +23,7 @@ from sessidx.index import (
 )
 from sessidx.model import Session
 from sessidx.readers import git_common_dir
-from sessidx.refusals import refusals, row_marks
+from sessidx.refusals import row_marks
 from sessidx.where import place_of
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
@@ -59,14 +59,7 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
             render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
                         else _nothing_found(index))
     query = query or ("--since/--until" if since or until else None)
-    refused = refusals(env, sessions)  # what Enter would refuse, and why: the same checks as Enter's
-    if as_json:
-        lines = [render.json_line({**s.to_json(), "refused": r.to_json() if (r := refused.get(s.key)) else None})
-                 for s in sessions]
-    else:
-        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
-                             marks={key: r.mark for key, r in refused.items()})
-    _emit(out, lines)
+    _emit(out, local.listed(env, sessions, as_json))
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
 
 

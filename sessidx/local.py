@@ -11,6 +11,7 @@ from sessidx.config import Env
 from sessidx.errors import SessidxError
 from sessidx.index import Index, cache_path, cached_session, load, wait_for_first_press
 from sessidx.model import Session
+from sessidx.refusals import refusals
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -20,6 +21,26 @@ if TYPE_CHECKING:
     from sessidx.resume import Plan
 
 DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
+
+
+def listed(env: Env, sessions: list[Session], as_json: bool, hosts: bool = False) -> list[str]:
+    """`sessidx list`'s lines: a table whose rows carry their refusal mark, or a JSON object a
+    session with `"refused"`; `hosts`: with a `"host"` field too, and a host's session without
+    `"refused"` (it is checked on its host, when asked)."""
+    import sys
+
+    refused = refusals(env, sessions)  # what Enter would refuse, and why: the same checks as Enter's
+    if not as_json:
+        return render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
+                            marks={key: r.mark for key, r in refused.items()})
+    lines = []
+    for s in sessions:
+        host = getattr(s, "host", None)
+        fields = {**s.to_json(), "host": host} if hosts else s.to_json()
+        if not host:
+            fields["refused"] = r.to_json() if (r := refused.get(s.key)) else None
+        lines.append(render.json_line(fields))
+    return lines
 
 
 def listing(env: Env, refresh: bool = True, verbose: bool = False, announce: bool = True) -> Index:

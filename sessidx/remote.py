@@ -45,7 +45,7 @@ from sessidx.hosts import (
 )
 from sessidx.keys import split_host_key
 from sessidx.model import Session
-from sessidx.refusals import MARKS, Refusal, refusals
+from sessidx.refusals import MARKS, Refusal
 from sessidx.resume import Plan
 
 TYPE_CHECKING = False  # see model.Fields
@@ -709,8 +709,6 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
                archived: bool) -> int:
     """`list --host`: each host asked now (at once, with the timeout), its answer cached; a
     host that fails is named on stderr and its last rows are not shown as if fresh."""
-    import sys
-
     local.check_app(app)
     here_too, hosts = chosen_hosts(env, names)
     sessions = list(local.listing(env).sessions) if here_too else []
@@ -727,15 +725,7 @@ def list_hosts(env: Env, out: Out, names: list[str], query: str | None, app: str
                 render.warn(f"{heard.host.name}: {kept}")
         unheard = unheard or (not heard.fresh and heard.host.name in ad_hoc)
     sessions = local.select(sorted(sessions, key=lambda s: s.mtime, reverse=True), query, app, archived)
-    refused = refusals(env, sessions)  # this machine's: a host's are checked there, when asked
-    if as_json:
-        lines = [render.json_line({**s.to_json(), "host": getattr(s, "host", None)}
-                                  | ({"refused": r.to_json() if (r := refused.get(s.key)) else None}
-                                     if not getattr(s, "host", None) else {}))
-                 for s in sessions]
-    else:
-        lines = render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
-                             marks={key: r.mark for key, r in refused.items()})
+    lines = local.listed(env, sessions, as_json, hosts=True)
     if lines:
         out("\n".join(lines))
     return ExitCode.OK if (sessions or not query) and not unheard else ExitCode.ERROR
