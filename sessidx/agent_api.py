@@ -120,26 +120,18 @@ class Sessions:
         """What was said: each host asked at once (its own content index, a thread each, as
         `sessidx search --host`), meanwhile this machine's index brought up to date and asked;
         best first, and a note for each host that failed."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        from sessidx.hosts import timeout
-        from sessidx.remote import host_hits, search_args
+        from sessidx.remote import ask_hosts, search_args
         from sessidx.when import within
 
         local, hosts = self.hosts(names)
-        found: list[Found] = []
         notes: list[str] = []
-        wait = max(timeout(self.env), 60.0)  # a host may be indexing what was said there first
-        with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
-            asked = [pool.submit(host_hits, self.env, host, search_args(query, app, limit), wait) for host in hosts]
-            if local and self.local():  # none here: not the demo home's sessions
-                found += self._search_here(query, app, limit, since, until)
-            for answer in asked:
-                hits, note = answer.result()
-                notes += [note] if note else []
-                # the hosts are asked no dates: they are checked here
-                found += [Found(s, score, mask(snippet), near) for score, s, snippet, near in hits
-                          if within(s.mtime, since, until)]  # masked there, and here again: a host is hostile
+        found, asked = ask_hosts(self.env, hosts, search_args(query, app, limit), lambda: (  # none: the demo home's
+            self._search_here(query, app, limit, since, until) if local and self.local() else []))
+        for hits, note in asked:
+            notes += [note] if note else []
+            # the hosts are asked no dates: they are checked here
+            found += [Found(s, score, mask(snippet), near) for score, s, snippet, near in hits
+                      if within(s.mtime, since, until)]  # masked there, and here again: a host is hostile
         found.sort(key=lambda f: (-f.score, -f.session.mtime))
         return found, notes
 

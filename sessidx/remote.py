@@ -51,10 +51,12 @@ from sessidx.resume import Plan
 TYPE_CHECKING = False  # see model.Fields
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
 
     from sessidx.config import Env
 
     Out = Callable[[str], None]
+    Meanwhile = TypeVar("Meanwhile")  # what this machine's search gives, beside the hosts' (ask_hosts)
 
 NEED_CODE, OLD_PYTHON = 98, 97  # the loader's exit codes
 
@@ -621,7 +623,7 @@ class HostPlace:
         return as_plan(self.env, plan(self.env, key, "sh", allow_permissive))
 
     def search(self, query: str, app: str | None = None, limit: int = 50) -> list[tuple[float, Session, str]]:
-        found, note = host_hits(self.env, self.host, search_args(query, app, limit), max(timeout(self.env), 60.0))
+        found, note = host_hits(self.env, self.host, search_args(query, app, limit), timeout(self.env))
         if note:
             raise SessidxError(note)
         return [(score, s, snippet) for score, s, snippet, _ in found]
@@ -735,31 +737,26 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     """`search --host`: each host answers the query itself (its own content index); the hits of
     all merge by score (the same ranking on every side: it is the same code), then newest."""
     import sys
-    from concurrent.futures import ThreadPoolExecutor
 
     from sessidx.model import Session
 
     local.check_app(app)
     here_too, hosts = chosen_hosts(env, names)
-    hits: list[tuple[float, Session, str]] = []
-    args = search_args(query, app, limit)
 
-    def ask(host: Host) -> tuple[Host, list[tuple[float, Session, str]], str | None]:
-        found, note = host_hits(env, host, args, timeout(env))  # a host's first search builds its index: the same bound
-        return host, [(score, s, snippet) for score, s, snippet, _ in found], note
-
-    with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
-        asked = list(pool.map(ask, hosts))
-    if here_too:
+    def here() -> list[tuple[float, Session, str]]:
+        if not here_too:
+            return []
         from sessidx.content import query as content_query
         from sessidx.content import store
 
         local.refresh_content(env, db := store.open_index(env))
-        hits += [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
-    for _, found, note in asked:
+        return [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
+
+    hits, asked = ask_hosts(env, hosts, search_args(query, app, limit), here)
+    for found, note in asked:
         if note:
             render.warn(note)
-        hits += found
+        hits += [(score, s, snippet) for score, s, snippet, _ in found]
     hits.sort(key=lambda h: (-h[0], -h[1].mtime))
     hits = hits[:limit]
     if not hits:
@@ -777,6 +774,21 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
         lines = render.table(shown, render.terminal_width(160), header=sys.stdout.isatty())
     out("\n".join(lines))
     return ExitCode.OK
+
+
+def ask_hosts(env: Env, hosts: list[Host], args: list[str], meanwhile: Callable[[], Meanwhile]
+              ) -> tuple[Meanwhile, list[tuple[list[tuple[float, HostSession, str, str]], str | None]]]:
+    """Each host asked `search --json ...` (`search_args`) at once, a thread each, while
+    `meanwhile` runs here (this machine's own search); its result, and each host's (hits,
+    note) in the hosts' order. Every host within the hosts' timeout, its first search (which
+    builds its index) too: nothing waits longer whatever a host does."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wait = timeout(env)
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
+        asked = [pool.submit(host_hits, env, host, args, wait) for host in hosts]
+        here = meanwhile()
+        return here, [answer.result() for answer in asked]
 
 
 def search_args(query: str, app: str | None, limit: int) -> list[str]:
