@@ -10,6 +10,10 @@ JSON bytes: each output string whole, unescaped just enough to be read as lines.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 WHOLE = 4096  # an output this short is indexed whole
 LINE = 200  # what is kept of one line
 EDGE_LINES = 6  # first and last lines kept (Codex heads an output with 4 of its own)
@@ -33,29 +37,69 @@ def gist(text: str) -> str:
     head = text[:WHOLE // 2].split("\n")[:EDGE_LINES]
     tail = text[-WHOLE // 2:].split("\n")[-EDGE_LINES:]
     edges = {line[:LINE] for line in (*head, *tail)}
-    errors = [line for line in _lines(text, lowered, ERROR_MARKS) if line not in edges]
+    error_lines, place_lines = _marked(text, lowered)
+    errors = [line for line in error_lines if line not in edges]
     if len(errors) > MOST_LINES:
         errors = errors[:MOST_LINES // 2] + errors[-(MOST_LINES - MOST_LINES // 2):]
-    places = [line for line in _lines(text, lowered, PLACE_MARKS) if line not in edges and line not in errors]
+    places = [line for line in place_lines if line not in edges and line not in errors]
     places = places[:MOST_PLACES]
     return "\n".join(line[:LINE] for line in (*head, *errors, *places, *tail))
 
 
-def _lines(text: str, lowered: str, marks: tuple[str, ...]) -> list[str]:
-    """The distinct lines of `text` holding one of `marks`, in their order, each cut at LINE."""
-    starts: set[int] = set()
-    for mark in marks:
-        at = lowered.find(mark)
-        looks = 0
-        while at >= 0 and looks < MOST_LOOKS:
-            starts.add(text.rfind("\n", 0, at) + 1)
-            end = text.find("\n", at)
-            at = lowered.find(mark, end) if end >= 0 else -1
-            looks += 1
+def _marked(text: str, lowered: str) -> tuple[list[str], list[str]]:
+    """The distinct lines of `text` holding an error mark, and those holding a place mark, each
+    in their order and cut at LINE; of one mark, the first MOST_LOOKS lines holding it."""
+    finder = _finder(_MARKS)
+    errors: set[int] = set()
+    places: set[int] = set()
+    if finder is not None:  # every mark in one pass (Aho-Corasick, in Rust): the same lines
+        looks = [0] * len(_MARKS)
+        last = [-1] * len(_MARKS)
+        for mark, at, _ in finder.find_matches_as_indexes(lowered, overlapping=True):
+            start = text.rfind("\n", 0, at) + 1
+            if last[mark] != start and looks[mark] < MOST_LOOKS:
+                (errors if mark < len(ERROR_MARKS) else places).add(start)
+                looks[mark] += 1
+            last[mark] = start
+    else:
+        for i, mark in enumerate(_MARKS):
+            starts = errors if i < len(ERROR_MARKS) else places
+            at = lowered.find(mark)
+            looks_at = 0
+            while at >= 0 and looks_at < MOST_LOOKS:
+                starts.add(text.rfind("\n", 0, at) + 1)
+                end = text.find("\n", at)
+                at = lowered.find(mark, end) if end >= 0 else -1
+                looks_at += 1
+    return _cut(text, errors), _cut(text, places)
+
+
+def _cut(text: str, starts: set[int]) -> list[str]:
     found = dict.fromkeys(text[start:end if (end := text.find("\n", start, start + LINE)) >= 0 else start + LINE]
                           for start in sorted(starts))
     found.pop("", None)
     return list(found)
+
+
+_MARKS = ERROR_MARKS + PLACE_MARKS
+
+
+_FINDERS: dict[tuple[str, ...], Any] = {}
+
+
+def _finder(marks: tuple[str, ...]) -> Any:
+    """An automaton finding every one of `marks` in one pass over a text (ahocorasick-rs):
+    one str.find per mark reads a long output once per mark, 28 times (measured: 1.3 s of the
+    2.0 s that reading 500 sessions' 62 MB of long outputs took; 0.42 s this way). None where
+    it is not installed: then str.find, mark by mark."""
+    if marks not in _FINDERS:
+        try:
+            from ahocorasick_rs import AhoCorasick
+        except ImportError:
+            _FINDERS[marks] = None
+        else:
+            _FINDERS[marks] = AhoCorasick(list(marks))
+    return _FINDERS[marks]
 
 
 # Where a tool output's string starts in the CLIs' records: Claude's tool_result `content` (a
@@ -76,7 +120,12 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
 
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
-    for opening in sorted(at + len(key) for key in _STARTS for at in _all(line, key)):
+    finder = _finder(_STARTS)
+    if finder is not None:
+        openings = sorted(end for _, _, end in finder.find_matches_as_indexes(line, overlapping=True))
+    else:
+        openings = sorted(at + len(key) for key in _STARTS for at in _all(line, key))
+    for opening in openings:
         try:
             text = scanstring(line, opening, False)[0]
         except ValueError:  # a string cut short or badly escaped: the rest are read

@@ -15,6 +15,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import run_cli
 from tests.content_test import home_for, sessions_of
@@ -206,3 +208,25 @@ def test_an_output_stored_twice_is_kept_once():
         {"type": "tool_result", "tool_use_id": "t1", "content": log}]}, "toolUseResult": {"stdout": log}}).encode()
     kept = raw_gist(line, 0, len(line))
     assert kept.count("KeyError: 'gizmo_count'") == 1 and kept.count("gword0") == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["Error: boom", "ok", "FAILED tests/x.py:3", "src/pool.rs:12 here", "exit code 2",
+                                 "error error error", "Traceback (most recent call last):", 'File "a.py", line 1',
+                                 "timed outraceback", "érror", "İ Killed", "x" * 300, ""]),
+                min_size=30, max_size=900))
+def test_one_pass_over_every_mark_keeps_what_a_search_per_mark_keeps(lines):
+    """The gist of a long output is the same whether its marks are found in one pass
+    (ahocorasick-rs) or one str.find per mark (where that is not installed)."""
+    from sessidx import tool_output
+
+    text = "\n".join(lines)
+    fast = tool_output.gist(text)
+    saved = dict(tool_output._FINDERS)
+    try:
+        tool_output._FINDERS[tool_output._MARKS] = None  # as where ahocorasick-rs is missing
+        assert tool_output.gist(text) == fast
+    finally:
+        tool_output._FINDERS.clear()
+        tool_output._FINDERS.update(saved)
+    assert tool_output._finder(tool_output._MARKS) is not None  # the fast one was the one compared
