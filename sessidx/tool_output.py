@@ -105,8 +105,7 @@ def _finder(marks: tuple[str, ...]) -> Any:
 # Where a tool output's string starts in the CLIs' records: Claude's tool_result `content` (a
 # string, or blocks of `text`) and its `toolUseResult` (`stdout`, `stderr`), Codex's `output`,
 # Copilot's `content` and `detailedContent`.
-_STARTS = tuple(f'"{key}":{space}"' for key in ("content", "text", "output", "stdout", "stderr", "detailedContent")
-                for space in ("", " "))
+_QUOTED_KEYS = tuple(f'"{key}' for key in ("content", "text", "output", "stdout", "stderr", "detailedContent"))
 
 
 def raw_gist(buf: bytes, start: int, end: int) -> str:
@@ -120,12 +119,7 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
 
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
-    finder = _finder(_STARTS)
-    if finder is not None:
-        openings = sorted(end for _, _, end in finder.find_matches_as_indexes(line, overlapping=True))
-    else:
-        openings = sorted(at + len(key) for key in _STARTS for at in _all(line, key))
-    for opening in openings:
+    for opening in _openings(line):
         try:
             text = scanstring(line, opening, False)[0]
         except ValueError:  # a string cut short or badly escaped: the rest are read
@@ -135,10 +129,17 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
     return "\n".join(gist(text) for text in texts)
 
 
-def _all(line: str, key: str) -> list[int]:
+def _openings(line: str) -> list[int]:
+    """Where each string after one of _KEYS starts (`"content":"`, `"stdout": "`): found by
+    the `":` every one of them holds (one pass, in C; a long record holds a few), not by a
+    pass over the line per key."""
     out = []
-    at = line.find(key)
+    at = line.find('":')
     while at >= 0:
-        out.append(at)
-        at = line.find(key, at + len(key))
+        if line.endswith(_QUOTED_KEYS, 0, at):
+            if line.startswith('"', at + 2):
+                out.append(at + 3)
+            elif line.startswith(' "', at + 2):
+                out.append(at + 4)
+        at = line.find('":', at + 2)
     return out
