@@ -119,11 +119,15 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
 
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
+    raws: list[str] = []  # each string read, as the line has it: a second copy is known unread
     for opening in _openings(line):
+        if any(line.startswith(raw, opening) for raw in raws):
+            continue
         try:
-            text = scanstring(line, opening, False)[0]
+            text, closed = scanstring(line, opening, False)
         except ValueError:  # a string cut short or badly escaped: the rest are read
             continue
+        raws.append(line[opening:closed])
         if not any(text in other for other in texts):
             texts = [other for other in texts if other not in text] + [text]
     return "\n".join(gist(text) for text in texts)
