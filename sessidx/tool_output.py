@@ -34,6 +34,8 @@ def gist(text: str) -> str:
     if len(text) <= WHOLE:
         return text
     lowered = text.lower()
+    if len(lowered) != len(text):  # a character whose lower case is longer (`İ`): places would shift
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     head = text[:WHOLE // 2].split("\n")[:EDGE_LINES]
     tail = text[-WHOLE // 2:].split("\n")[-EDGE_LINES:]
     edges = {line[:LINE] for line in (*head, *tail)}
