@@ -13,11 +13,8 @@ from sessidx.when import within
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
-else:
-    try:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
-        import _sqlite3 as sqlite3
-    except ImportError:
-        import sqlite3
+else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
+    from sessidx.content.csqlite import sqlite3
 
 
 class Hit:

@@ -15,11 +15,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sessidx.config import Env
-else:
-    try:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
-        import _sqlite3 as sqlite3
-    except ImportError:
-        import sqlite3
+else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
+    from sessidx.content.csqlite import sqlite3
 
 SCHEMA_VERSION = 6
 DatabaseError = sqlite3.DatabaseError  # for callers that do not import sqlite3 themselves
