@@ -292,7 +292,7 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
     """Per source, its best row (by bm25) where a single message holds every wanted word, from
     the index alone: where each term is in each row (FTS5's instances) against where each of the
     row's messages starts. Every row is looked at, so the ranking never depends on a limit."""
-    if len(wanted) < 2 and not any(prefix for words, prefix in wanted[0]):  # one word: in one message wherever said
+    if len(wanted) < 2:  # one word (or its prefix, or its part): in one message in every row holding it
         best: dict[int, int] = {}
         for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
             best.setdefault(source, row)
@@ -349,6 +349,9 @@ def _messages(db: sqlite3.Connection, where: str, args: list[str], starts: dict[
     return {(doc, bisect_right(starts[doc], offset) - 1) for doc, offset in places if doc in starts}
 
 
+MOST_VARIABLES = 30_000  # candidates named in one statement (SQLite allows 32,766 since 3.32)
+
+
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
     """Sources holding every word somewhere, each with a row of its rarest word (for a snippet).
     Candidates come from the rarest word; a common word is then looked up only within them."""
@@ -360,8 +363,12 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
     for i in order[1:]:
         if not candidates:
             break
-        if counts[i] <= RANKED or len(candidates) > 200:
+        if len(candidates) > MOST_VARIABLES:
             holding = {s for (s,) in db.execute(f"SELECT c.source {_LIVE}{scope}", [terms[i], *params])}
+        elif counts[i] <= RANKED or len(candidates) > 200:  # the word's sources among the candidates, in SQL
+            holding = {s for (s,) in db.execute(
+                f"SELECT DISTINCT c.source {_LIVE}{scope} AND c.source IN ({','.join('?' * len(candidates))})",
+                [terms[i], *params, *candidates])}
         else:  # a common word: asked of each candidate's own rows (FTS5 looks a row id up)
             holding = {s for s in candidates if db.execute(
                 "SELECT 1 FROM chunk c CROSS JOIN said ON said.rowid = c.id WHERE c.source = ? AND said MATCH ?"
@@ -391,15 +398,16 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     words = _plain_words(terms)
     exact_groups = [[w] for w in words]
     near_groups = groups(nears) if nears else exact_groups
+    exact_lowered = [[w.lower() for w in g] for g in exact_groups]
+    near_lowered = [[w.lower() for w in g] for g in near_groups]
     ranked = []
     for source, mtime, session in kept:
         tier = tiers.get(source, 0)
         score, rowid = found.sources[source]
         one = found.whole.get(source) or found.one_message.get(source)
         # (the newest of a common word's: SQL cut them at `limit`, so a title must not lift one above another)
-        title_groups = near_groups if tier > PARTS else exact_groups
-        in_title = source not in found.newest and all(
-            any(find_word(w, session.title or "") >= 0 for w in g) for g in title_groups)
+        title_groups, lowered = (near_groups, near_lowered) if tier > PARTS else (exact_groups, exact_lowered)
+        in_title = source not in found.newest and _says_all(session.title or "", title_groups, lowered)
         ranked.append(((tier, source in found.spread, not in_title, source not in found.whole, one is None, score,
                         -mtime, source),
                        one or rowid, session))
@@ -418,6 +426,14 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
             hit.also = mark(hit.pairs)
         hits.append(hit)
     return hits
+
+
+def _says_all(text: str, groups: list[list[str]], lowered: list[list[str]]) -> bool:
+    """Whether `text` holds a word of each of `groups` (`lowered`: the same, lower case) as
+    find_word finds it: in lower case (a look at each of a thousand titles), else without accents."""
+    low = text.lower()
+    return all(any(w in low for w in ws) or (not text.isascii() and any(find_word(w, text) >= 0 for w in g))
+               for g, ws in zip(groups, lowered, strict=True))
 
 
 def _may_hold(nears: list[Near | str]) -> list[tuple[str, str]]:
