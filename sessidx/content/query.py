@@ -166,7 +166,7 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
     them whole, none only as a prefix), then further apart. Words too common to rank: only
     the `limit` newest that hold them in a row."""
     found = Found()
-    rows = _together(db, " AND ".join(terms), scope, params, app, limit, found)
+    rows = _together(db, terms, scope, params, app, limit, found)
     if rows:
         found.one_message = _in_one_message(db, wanted, rows)
         # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
@@ -183,13 +183,15 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
     return found
 
 
-def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
+def _together(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
               limit: int | None, found: Found) -> dict[int, tuple[int, float]] | None:
-    """Into `found`, per source, its best row holding every word, with its bm25 score; returns
+    """Into `found`, per source, its best row holding every term, with its bm25 score; returns
     every such row (its source and score). Words too common to rank by: the `limit` newest
     sessions holding them (of `app`), each with its newest row, and None."""
+    match = " AND ".join(terms)
     (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
     if rows > RANKED_ROWS and not scope:
+        match = " AND ".join(_spelt_out(db, t) for t in terms)  # the same rows; no rank to keep
         found.sources.update((source, (0.0, row)) for source, row in _newest(db, match, app, limit))
         found.newest.update(found.sources)
         return None
@@ -199,6 +201,23 @@ def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int],
         found.sources.setdefault(source, (score, rowid))  # best first
         every[rowid] = (source, score)
     return every
+
+
+SPELT_OUT = 8  # a prefix standing for at most this many terms is asked as those terms
+
+
+def _spelt_out(db: sqlite3.Connection, term: str) -> str:
+    """parse_query's phrase; a single word's prefix (`"fix" *`) as the terms of the index it
+    stands for (`("fix" OR "fixed" OR "fixes")`), when they are few: the same rows, but FTS5
+    reads a prefix's every row each time it is asked, where it looks a term's row ids up."""
+    word = term[1:-3]
+    if not (term.startswith('"') and term.endswith('" *') and word.isascii() and word.isalnum()):
+        return term
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    word = word.lower()  # as unicode61 folds an ASCII word
+    spelt = [t for (t,) in db.execute("SELECT term FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT ?",
+                                      (word, word + "\U0010ffff", SPELT_OUT + 1))]
+    return "(" + " OR ".join(f'"{t}"' for t in spelt) + ")" if 0 < len(spelt) <= SPELT_OUT else term
 
 
 WALK = 4  # times the limit: the newest sessions asked one by one, before all of them are asked at once
