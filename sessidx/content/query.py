@@ -407,7 +407,7 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     for source, mtime, key, meta in db.execute(
             f"SELECT id, mtime, key, session FROM source WHERE id IN ({','.join('?' * len(found.sources))})",
             list(found.sources)):
-        if (not app or key.startswith(app + ":")) and within(mtime, *dates):
+        if (not app or key.startswith(app + ":")) and (dates == (None, None) or within(mtime, *dates)):
             try:
                 session = Session(*marshal.loads(meta))
             except (TypeError, ValueError, EOFError):
@@ -451,8 +451,14 @@ def _says_all(text: str, groups: list[list[str]], lowered: list[list[str]]) -> b
     """Whether `text` holds a word of each of `groups` (`lowered`: the same, lower case) as
     find_word finds it: in lower case (a look at each of a thousand titles), else without accents."""
     low = text.lower()
-    return all(any(w in low for w in ws) or (not text.isascii() and any(find_word(w, text) >= 0 for w in g))
-               for g, ws in zip(groups, lowered, strict=True))
+    for group, words in zip(groups, lowered, strict=True):  # loops, not all() and any(): once per match
+        for word in words:
+            if word in low:
+                break
+        else:
+            if text.isascii() or not any(find_word(w, text) >= 0 for w in group):
+                return False
+    return True
 
 
 def _may_hold(nears: list[Near | str]) -> list[tuple[str, str]]:
