@@ -500,11 +500,13 @@ def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatc
     with transcript(home, apart).open("a") as f:
         f.write(json.dumps({"type": "user", "message": {"role": "user", "content": "later beta came"}}) + "\n")
     _, db = refresh(home, monkeypatch)
-    for ranked, ranked_rows in ((5000, 1000), (0, 1000), (5000, 0), (0, 0)):
+    for ranked, ranked_rows, most_variables in ((5000, 1000, 30_000), (0, 1000, 30_000), (5000, 0, 30_000), (0, 0, 30_000),
+                                                (5000, 1000, 0)):
         monkeypatch.setattr(content_query, "RANKED", ranked)
         monkeypatch.setattr(content_query, "RANKED_ROWS", ranked_rows)
+        monkeypatch.setattr(content_query, "MOST_VARIABLES", most_variables)  # candidates named in SQL, or not
         ids = found(db, "alpha beta")
-        assert sorted(ids) == sorted([apart.session_id, together.session_id]), (ranked, ranked_rows)
+        assert sorted(ids) == sorted([apart.session_id, together.session_id]), (ranked, ranked_rows, most_variables)
         if ranked_rows:
             assert ids[0] == together.session_id
         hit = next(h for h in search(db, "alpha beta") if h.session.id == apart.session_id)

@@ -184,6 +184,38 @@ def test_the_order_is_over_every_match_and_a_limit_only_cuts_it(home, monkeypatc
     assert [row.rsplit("\t", 1)[1].split(":", 1)[1] for row in picker] == whole[:30]
 
 
+def test_a_word_too_common_to_rank_lists_the_newest_and_a_limit_only_cuts_it(home, monkeypatch):
+    """Words in more rows than RANKED_ROWS: the newest sessions holding them, ties (sessions
+    last used in the same second) by the first indexed, whichever way the index is walked:
+    `fig ` (no prefix) is in the newest sessions, found one by one; `kumquat ` only in the
+    older half, so the newest few hold too few and every session is asked; `kumquat` (a
+    prefix, the word being typed, spelt out as the one term it stands for; `fig`, as three) and
+    any of them with a date (no limit for SQL) ask every one."""
+    from sessidx.content import query
+
+    now = time.time()
+    every = sessions(home, *[f"the fig question {'and the kumquat ' if i < 30 else ''}number {i}"
+                             f"{' with a figure' if i % 2 == 0 else ''}" for i in range(60)])
+    for i, s in enumerate(every):
+        os.utime(next(home.rglob(f"{s.session_id}.jsonl")), (now - 1000 + i // 3, now - 1000 + i // 3))
+    db = indexed(home, monkeypatch)
+    monkeypatch.setattr(query, "RANKED_ROWS", 0)  # every word too common to rank by
+    for words, holding in (("fig ", 60), ("kumquat ", 30), ("kumquat", 30), ('"kumquat"', 30), ("fig", 60),
+                           ("figu", 30)):
+        whole = search(db, words, limit=100)
+        assert len(whole) == holding, words
+        with monkeypatch.context() as m:  # a prefix asked as such, not as the few terms it stands for
+            m.setattr(query, "SPELT_OUT", 0)
+            assert [h.session.id for h in search(db, words, limit=100)] == [h.session.id for h in whole], words
+        times = [h.session.mtime for h in whole]
+        assert times == sorted(times, reverse=True) and len(set(times)) < holding, words  # ties among them
+        for limit in (1, 2, 4, 5, 7, 10, 29, 30):
+            assert [h.session.id for h in search(db, words, limit=limit)] == [h.session.id for h in whole[:limit]], \
+                (words, limit)
+            dated = search(db, words, limit=limit, since=0)
+            assert [h.session.id for h in dated] == [h.session.id for h in whole[:limit]], (words, limit)
+
+
 def test_an_identifiers_inner_parts_find_it_and_the_whole_word_still_does(home, monkeypatch):
     flush, refresher, snake = sessions(home, "why does flushPendingAcks block the consumer",
                                        "the SessionTokenRefresher races on logout",

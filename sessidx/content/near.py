@@ -9,8 +9,6 @@ index holds nothing more for them: no second table, no build time (measured in `
 
 from __future__ import annotations
 
-import unicodedata
-
 from sessidx.content.cjk import is_cjk
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
@@ -49,6 +47,8 @@ def fold(word: str) -> str:
     word = word.lower()
     if word.isascii():
         return word
+    import unicodedata  # a word with an accent: not on every search
+
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
@@ -80,10 +80,10 @@ def _vocabulary(db: sqlite3.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
 
 
-def _terms(db: sqlite3.Connection, start: str) -> list[str]:
-    """The index's terms beginning with `start`."""
+def _terms(db: sqlite3.Connection, start: str, most: int = MOST_TERMS) -> list[str]:
+    """The index's terms beginning with `start` (the first `most`)."""
     return [t for (t,) in db.execute("SELECT term FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT ?",
-                                     (start, start + "\U0010ffff", MOST_TERMS))]
+                                     (start, start + "\U0010ffff", most))]
 
 
 _STEMMERS: dict[str, Any] = {}
@@ -102,6 +102,8 @@ def _stemmer(word: str) -> Any:
 
 def _forms(db: sqlite3.Connection, word: str) -> list[str]:
     """Terms of the index with the word's stem: `retry` for `retries`, `fails` for `failed`."""
+    if not _terms(db, word[:3], 1):  # no term starts as it does: no form of it either (nor PyStemmer loaded)
+        return []
     stemmer = _stemmer(word)
     if stemmer is None:
         return []
@@ -133,6 +135,8 @@ def _typos(db: sqlite3.Connection, word: str) -> list[tuple[int, str]]:
         candidates.update(dict.fromkeys(_ending(db, word[len(word) // 2:])))
     candidates.pop(word, None)
     terms = list(candidates)
+    if not terms:
+        return []
     stemmer = _stemmer(word)
     stem = stemmer.stemWord(word) if stemmer else word
     stems = stemmer.stemWords(terms) if stemmer else terms

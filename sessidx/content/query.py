@@ -13,11 +13,8 @@ from sessidx.when import within
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
-else:
-    try:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
-        import _sqlite3 as sqlite3
-    except ImportError:
-        import sqlite3
+else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
+    from sessidx.content.csqlite import sqlite3
 
 
 class Hit:
@@ -169,7 +166,7 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
     them whole, none only as a prefix), then further apart. Words too common to rank: only
     the `limit` newest that hold them in a row."""
     found = Found()
-    rows = _together(db, " AND ".join(terms), scope, params, app, limit, found)
+    rows = _together(db, terms, scope, params, app, limit, found)
     if rows:
         found.one_message = _in_one_message(db, wanted, rows)
         # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
@@ -186,21 +183,16 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
     return found
 
 
-def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int], app: str | None,
+def _together(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
               limit: int | None, found: Found) -> dict[int, tuple[int, float]] | None:
-    """Into `found`, per source, its best row holding every word, with its bm25 score; returns
+    """Into `found`, per source, its best row holding every term, with its bm25 score; returns
     every such row (its source and score). Words too common to rank by: the `limit` newest
     sessions holding them (of `app`), each with its newest row, and None."""
+    match = " AND ".join(terms)
     (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
     if rows > RANKED_ROWS and not scope:
-        # in SQL, not Python: at 10,000 sessions a common word is in most of them
-        only_app = " WHERE s.key >= ? AND s.key < ?" if app else ""  # `app:` up to `app;`, the next character
-        bounds = [f"{app}:", f"{app};"] if app else []
-        newest = db.execute(
-            f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
-            f" JOIN source s ON s.id = g.source{only_app} ORDER BY s.mtime DESC, g.row DESC"
-            + (" LIMIT ?" if limit else ""), [match, *bounds, *([limit] if limit else [])])
-        found.sources.update((source, (0.0, row)) for source, row in newest)
+        match = " AND ".join(_spelt_out(db, t) for t in terms)  # the same rows; no rank to keep
+        found.sources.update((source, (0.0, row)) for source, row in _newest(db, match, app, limit))
         found.newest.update(found.sources)
         return None
     every: dict[int, tuple[int, float]] = {}
@@ -209,6 +201,60 @@ def _together(db: sqlite3.Connection, match: str, scope: str, params: list[int],
         found.sources.setdefault(source, (score, rowid))  # best first
         every[rowid] = (source, score)
     return every
+
+
+SPELT_OUT = 8  # a prefix standing for at most this many terms is asked as those terms
+
+
+def _spelt_out(db: sqlite3.Connection, term: str) -> str:
+    """parse_query's phrase; a single word's prefix (`"fix" *`) as the terms of the index it
+    stands for (`("fix" OR "fixed" OR "fixes")`), when they are few: the same rows, but FTS5
+    reads a prefix's every row each time it is asked, where it looks a term's row ids up."""
+    word = term[1:-3]
+    if not (term.startswith('"') and term.endswith('" *') and word.isascii() and word.isalnum()):
+        return term
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    word = word.lower()  # as unicode61 folds an ASCII word
+    spelt = [t for (t,) in db.execute("SELECT term FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT ?",
+                                      (word, word + "\U0010ffff", SPELT_OUT + 1))]
+    return "(" + " OR ".join(f'"{t}"' for t in spelt) + ")" if 0 < len(spelt) <= SPELT_OUT else term
+
+
+WALK = 4  # times the limit: the newest sessions asked one by one, before all of them are asked at once
+
+
+def _newest(db: sqlite3.Connection, match: str, app: str | None, limit: int | None) -> list[tuple[int, int]]:
+    """(source, its newest live row holding every word) of the `limit` newest sources (of
+    `app`) holding them (all, without a limit), newest first, ties by source (as _hits ranks
+    them): walked in the index `source_newest`'s order, stopping at the limit. A common word
+    is in most sessions, so the newest WALK x `limit` are first asked of FTS5 one by one (a
+    look-up of their rows' ids, ~0.03 ms; a prefix would cost a reading of its every term's
+    rows each time); when fewer hold the words, every source is walked against the set of rows
+    holding them, read once (~2.5 ms at 10,000 sessions holding them). Either walk gives the
+    same order, whatever the limit."""
+    only_app = " AND key >= ? AND key < ?" if app else ""  # `app:` up to `app;`, the next character
+    bounds = [f"{app}:", f"{app};"] if app else []
+    if limit is None:  # all of them: grouped, then sorted
+        return db.execute(
+            f"SELECT g.source, g.row FROM (SELECT c.source AS source, max(said.rowid) AS row {_LIVE} GROUP BY 1) AS g"
+            f" JOIN source s ON s.id = g.source{only_app.replace('key', 's.key')} ORDER BY s.mtime DESC, s.id",
+            [match, *bounds]).fetchall()
+    if "*" not in match:  # no prefix: parse_query quotes every word, so a star is FTS5's
+        walked = db.execute(
+            "SELECT s.id, (SELECT max(c.id) FROM chunk c CROSS JOIN said ON said.rowid = c.id"
+            "              WHERE c.source = s.id AND said MATCH ?) AS row"
+            f" FROM (SELECT id, mtime FROM source INDEXED BY source_newest WHERE 1{only_app}"
+            "       ORDER BY mtime DESC, id LIMIT ?) AS s"
+            " WHERE row IS NOT NULL ORDER BY s.mtime DESC, s.id LIMIT ?",
+            [match, *bounds, WALK * limit, limit]).fetchall()
+        if len(walked) == limit:
+            return walked
+    # `+c.id`: the set of rows is looked up per chunk, not walked per source
+    return db.execute(
+        "SELECT s.id, (SELECT max(c.id) FROM chunk c WHERE c.source = s.id"
+        "              AND +c.id IN (SELECT rowid FROM said WHERE said MATCH ?)) AS row"
+        f" FROM source s INDEXED BY source_newest WHERE row IS NOT NULL{only_app} ORDER BY s.mtime DESC, s.id"
+        " LIMIT ?", [match, *bounds, limit]).fetchall()
 
 
 # A query word as the index may hold it: alternatives, each a run of terms (a phrase) of which
@@ -265,7 +311,7 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
     """Per source, its best row (by bm25) where a single message holds every wanted word, from
     the index alone: where each term is in each row (FTS5's instances) against where each of the
     row's messages starts. Every row is looked at, so the ranking never depends on a limit."""
-    if len(wanted) < 2 and not any(prefix for words, prefix in wanted[0]):  # one word: in one message wherever said
+    if len(wanted) < 2:  # one word (or its prefix, or its part): in one message in every row holding it
         best: dict[int, int] = {}
         for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
             best.setdefault(source, row)
@@ -322,6 +368,9 @@ def _messages(db: sqlite3.Connection, where: str, args: list[str], starts: dict[
     return {(doc, bisect_right(starts[doc], offset) - 1) for doc, offset in places if doc in starts}
 
 
+MOST_VARIABLES = 30_000  # candidates named in one statement (SQLite allows 32,766 since 3.32)
+
+
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
     """Sources holding every word somewhere, each with a row of its rarest word (for a snippet).
     Candidates come from the rarest word; a common word is then looked up only within them."""
@@ -333,8 +382,12 @@ def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[i
     for i in order[1:]:
         if not candidates:
             break
-        if counts[i] <= RANKED or len(candidates) > 200:
+        if len(candidates) > MOST_VARIABLES:
             holding = {s for (s,) in db.execute(f"SELECT c.source {_LIVE}{scope}", [terms[i], *params])}
+        elif counts[i] <= RANKED or len(candidates) > 200:  # the word's sources among the candidates, in SQL
+            holding = {s for (s,) in db.execute(
+                f"SELECT DISTINCT c.source {_LIVE}{scope} AND c.source IN ({','.join('?' * len(candidates))})",
+                [terms[i], *params, *candidates])}
         else:  # a common word: asked of each candidate's own rows (FTS5 looks a row id up)
             holding = {s for s in candidates if db.execute(
                 "SELECT 1 FROM chunk c CROSS JOIN said ON said.rowid = c.id WHERE c.source = ? AND said MATCH ?"
@@ -354,7 +407,7 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     for source, mtime, key, meta in db.execute(
             f"SELECT id, mtime, key, session FROM source WHERE id IN ({','.join('?' * len(found.sources))})",
             list(found.sources)):
-        if (not app or key.startswith(app + ":")) and within(mtime, *dates):
+        if (not app or key.startswith(app + ":")) and (dates == (None, None) or within(mtime, *dates)):
             try:
                 session = Session(*marshal.loads(meta))
             except (TypeError, ValueError, EOFError):
@@ -364,15 +417,16 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     words = _plain_words(terms)
     exact_groups = [[w] for w in words]
     near_groups = groups(nears) if nears else exact_groups
+    exact_lowered = [[w.lower() for w in g] for g in exact_groups]
+    near_lowered = [[w.lower() for w in g] for g in near_groups]
     ranked = []
     for source, mtime, session in kept:
         tier = tiers.get(source, 0)
         score, rowid = found.sources[source]
         one = found.whole.get(source) or found.one_message.get(source)
         # (the newest of a common word's: SQL cut them at `limit`, so a title must not lift one above another)
-        title_groups = near_groups if tier > PARTS else exact_groups
-        in_title = source not in found.newest and all(
-            any(find_word(w, session.title or "") >= 0 for w in g) for g in title_groups)
+        title_groups, lowered = (near_groups, near_lowered) if tier > PARTS else (exact_groups, exact_lowered)
+        in_title = source not in found.newest and _says_all(session.title or "", title_groups, lowered)
         ranked.append(((tier, source in found.spread, not in_title, source not in found.whole, one is None, score,
                         -mtime, source),
                        one or rowid, session))
@@ -391,6 +445,20 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
             hit.also = mark(hit.pairs)
         hits.append(hit)
     return hits
+
+
+def _says_all(text: str, groups: list[list[str]], lowered: list[list[str]]) -> bool:
+    """Whether `text` holds a word of each of `groups` (`lowered`: the same, lower case) as
+    find_word finds it: in lower case (a look at each of a thousand titles), else without accents."""
+    low = text.lower()
+    for group, words in zip(groups, lowered, strict=True):  # loops, not all() and any(): once per match
+        for word in words:
+            if word in low:
+                break
+        else:
+            if text.isascii() or not any(find_word(w, text) >= 0 for w in group):
+                return False
+    return True
 
 
 def _may_hold(nears: list[Near | str]) -> list[tuple[str, str]]:

@@ -15,13 +15,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sessidx.config import Env
-else:
-    try:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
-        import _sqlite3 as sqlite3
-    except ImportError:
-        import sqlite3
+else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
+    from sessidx.content.csqlite import sqlite3
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7  # 7: source_newest
 DatabaseError = sqlite3.DatabaseError  # for callers that do not import sqlite3 themselves
 OperationalError = sqlite3.OperationalError  # busy, locked, disk full: not damage
 # FTS5 buffers this much before writing a segment (its default is 1 MB): fewer, larger
@@ -128,6 +125,8 @@ def _create(db: sqlite3.Connection) -> None:
             CREATE TABLE chunk(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, places BLOB NOT NULL,
                                starts BLOB NOT NULL);
             CREATE INDEX chunk_source ON chunk(source);
+            -- the newest sessions first, for words too common to rank by (content/query.py, _newest)
+            CREATE INDEX source_newest ON source(mtime DESC, id);
             -- FTS rows and characters of text written since the last rebuild, dead ones too
             CREATE TABLE rows(fts INTEGER NOT NULL, text INTEGER NOT NULL);
             INSERT INTO rows VALUES (0, 0);
