@@ -236,6 +236,13 @@ def test_a_word_said_whole_ranks_above_the_same_word_inside_an_identifier(home, 
     assert [h.session.id for h in search(db, "memoize selector")] == [whole.session_id, part.session_id]
 
 
+def test_one_word_said_whole_ranks_above_it_as_the_start_of_a_longer_one(home, monkeypatch):
+    whole, longer, part = sessions(home, deep=("memoize the selector of the order list", "the selectorkey is stale",
+                                               "memoize it by its SelectorKey"))
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "selector")][:1] == [whole.session_id]
+
+
 def test_a_typo_anywhere_in_a_word_and_a_typo_with_another_form(home, monkeypatch):
     drain, broker, tail = sessions(home, "the node keeps draining connections forever",
                                    "the client was reconnecting to the broker all night",

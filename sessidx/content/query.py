@@ -168,7 +168,7 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
     found = Found()
     rows = _together(db, terms, scope, params, app, limit, found)
     if rows:
-        found.one_message = _in_one_message(db, wanted, rows)
+        found.one_message = _in_one_message(db, wanted, rows, matched=True)
         # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
         said = [[(words, False) for words, _ in alternatives] for alternatives in wanted]
         found.whole = _in_one_message(db, said, rows) if whole and said != wanted else found.one_message
@@ -307,11 +307,12 @@ MOST_PLACES = 5_000  # places of one term read to tell one message from a row: p
 
 
 def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
-                    rows: dict[int, tuple[int, float]]) -> dict[int, int]:
+                    rows: dict[int, tuple[int, float]], matched: bool = False) -> dict[int, int]:
     """Per source, its best row (by bm25) where a single message holds every wanted word, from
     the index alone: where each term is in each row (FTS5's instances) against where each of the
-    row's messages starts. Every row is looked at, so the ranking never depends on a limit."""
-    if len(wanted) < 2:  # one word (or its prefix, or its part): in one message in every row holding it
+    row's messages starts. Every row is looked at, so the ranking never depends on a limit.
+    `matched`: the rows were found by `wanted` itself, not by its prefixes."""
+    if len(wanted) < 2 and matched:  # one word (or its prefix, or its part): in one message in every row holding it
         best: dict[int, int] = {}
         for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
             best.setdefault(source, row)
