@@ -190,10 +190,11 @@ def wait_for_first_press(env: Env, timeout: float = 30.0) -> bool:
 
 class _Batches:
     """Hands `on_batch` the sessions added since its last call: the first few sources' at once
-    (the top of the screen, then the rest of a screenful), then at most every SECONDS, so that
-    rows keep coming without a render per source."""
+    (the newest row alone, then the top of the screen, then the rest of a screenful), then at
+    most every SECONDS, so that rows keep coming without a render per source. The newest row
+    goes out after one source read, not twelve: fzf shows it while the next eleven are read."""
 
-    FIRST = (12, 40)
+    FIRST = (1, 12, 40)
     SECONDS = 0.1
 
     def __init__(self, sessions: list[Session], on_batch: Callable[[list[Session], bool], None] | None) -> None:

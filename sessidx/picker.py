@@ -388,7 +388,7 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--prompt={prompt_of(False, None, None)}",
         f"--header={HEADER}" + (f"\n{note}" if note else ""),
         f"--query={query}",
-        f"--preview={me} preview --shell {shell} {{-1}}",
+        f"--preview=exec {me} preview --shell {shell} {{-1}}",  # exec: sh forks no child to wait on
         f"--preview-window={preview_window(*size)}",
         # Enter and Alt-Enter accept only a session that can be resumed; otherwise the reason
         # takes the header and the picker stays. print(KEY) tells the two keys apart (hold).

@@ -34,6 +34,17 @@ def test_the_rows_are_all_out_before_the_cache_is_written(home):
     assert os.path.exists(index.cache_path(env) or "")  # written after
 
 
+def test_the_newest_row_goes_out_alone_before_the_next_sources_are_read(home):
+    paths = [ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home) for i in range(30)]
+    for i, path in enumerate(paths):  # Title 29 the newest
+        os.utime(path, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
+    batches: list[list[str]] = []
+    index.build(current_env(), APPS.values(), on_batch=lambda batch, last: batches.append([s.title for s in batch]))
+    assert batches[0] == ["Title 29"]  # one source read, and out: fzf draws it while the rest are read
+    assert batches[1] == [f"Title {i}" for i in range(28, 17, -1)]  # then the top of the screen
+    assert sum(map(len, batches)) == 30
+
+
 @pytest.fixture
 def first_press(home):
     """A first press in progress: its marker names a live process (a sleeper standing in for
