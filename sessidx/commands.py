@@ -59,7 +59,7 @@ def list_sessions(env: Env, out: Out, query: str | None = None, app: str | None 
             render.warn(f"no session matches {query!r}" if query else f"no {app} sessions found" if app
                         else _nothing_found(index))
     query = query or ("--since/--until" if since or until else None)
-    _emit(out, local.listed(env, sessions, as_json))
+    _emit(out, local.listed(env, sessions, as_json, present=index.present))
     return ExitCode.OK if sessions or not query else ExitCode.ERROR
 
 
@@ -267,7 +267,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
         wait_for_refresh(env, since_ms, None if env.get("SESSIDX_HOSTS_COLD") else refresh_wait(env))
     index = load(env)
     sessions = [s for s in index.sessions if not s.archived]
-    marks = row_marks(env, sessions)
+    marks = row_marks(env, sessions, index.present)
     width = _list_width(env)
     from sessidx.querywords import parse
 

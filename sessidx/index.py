@@ -49,8 +49,10 @@ class Index:
     """What one indexing run found: sessions newest first (archived ones included)."""
 
     def __init__(self, sessions: list[Session], timings_ms: dict[str, float] | None = None,
-                 problems: list[str] | None = None, env: Env | None = None) -> None:
+                 problems: list[str] | None = None, env: Env | None = None,
+                 present: frozenset[str] = frozenset()) -> None:
         self.sessions = sessions
+        self.present = present  # the transcripts this run stat'ed, there a moment ago (refusals.Looks)
         self.timings_ms = timings_ms or {}
         self.problems = problems or []
         self.demo = False
@@ -142,7 +144,9 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     if changed and (problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "apps": fresh})
                                            + _lookup(fresh))):
         problems.append(problem)
-    return Index(_newest_first(sessions), timings, problems, env)
+    present = frozenset(key for read in reads for key, stamp in read.current.items()
+                        if type(stamp) is tuple and stamp and stamp[0] is not None)  # its own size, then companions
+    return Index(_newest_first(sessions), timings, problems, env, present)
 
 
 def mark_first_press(env: Env) -> str | None:

@@ -11,7 +11,7 @@ from sessidx.config import Env
 from sessidx.errors import SessidxError
 from sessidx.index import Index, cache_path, cached_session, load, wait_for_first_press
 from sessidx.model import Session
-from sessidx.refusals import refusals
+from sessidx.refusals import Looks, refusals
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -23,13 +23,14 @@ if TYPE_CHECKING:
 DEMO_NOTE = "no agent sessions found here; showing the demo home (fixtures/home)"
 
 
-def listed(env: Env, sessions: list[Session], as_json: bool, hosts: bool = False) -> list[str]:
+def listed(env: Env, sessions: list[Session], as_json: bool, hosts: bool = False,
+           present: frozenset[str] = frozenset()) -> list[str]:
     """`sessidx list`'s lines: a table whose rows carry their refusal mark, or a JSON object a
     session with `"refused"`; `hosts`: with a `"host"` field too, and a host's session without
-    `"refused"` (it is checked on its host, when asked)."""
+    `"refused"` (it is checked on its host, when asked); `present`: as refusals.Looks takes it."""
     import sys
 
-    refused = refusals(env, sessions)  # what Enter would refuse, and why: the same checks as Enter's
+    refused = refusals(env, sessions, Looks(present))  # what Enter would refuse, and why: Enter's checks
     if not as_json:
         return render.table(sessions, render.terminal_width(160), header=sys.stdout.isatty(),
                             marks={key: r.mark for key, r in refused.items()})

@@ -74,8 +74,10 @@ class Looks:
     """The file system as the checks see it: each path looked at once (a listing of many
     sessions shares few folders)."""
 
-    def __init__(self) -> None:
-        self._exists: dict[str, bool] = {}
+    def __init__(self, present: frozenset[str] = frozenset()) -> None:
+        # `present`: files the listing being checked stat'ed a moment ago, in this process (not
+        # asked again: 10,000 stats of a warm `list`); Enter's own check looks at the disk
+        self._exists: dict[str, bool] = dict.fromkeys(present, True)
         self._isdir: dict[str, bool] = {}
 
     def exists(self, path: str) -> bool:
@@ -172,10 +174,11 @@ def refusals(env: Env, sessions: list[Session], looks: Looks | None = None) -> d
     return found
 
 
-def row_marks(env: Env, sessions: list[Session]) -> dict[str, str]:
+def row_marks(env: Env, sessions: list[Session], present: frozenset[str] = frozenset()) -> dict[str, str]:
     """Each row's mark: why Enter would refuse it (`✗ folder gone`, `✗ loose mode`), or that
-    it asks first (`⎇ now main`). One look per distinct folder, not per session."""
-    look = Looks()
+    it asks first (`⎇ now main`). One look per distinct folder, not per session; `present`:
+    as Looks takes it."""
+    look = Looks(present)
     refused = refusals(env, sessions, look)
     marks = {key: r.mark for key, r in refused.items()}
     branch_now: dict[str, str | None] = {}

@@ -174,3 +174,28 @@ def test_each_shared_check_in_enter_s_order(home, tmp_path):
     assert {k: r.kind for k, r in found.items()} == {s.key: kind for kind, s in made.items() if kind != "ok"}
     marks = row_marks(current_env(), list(made.values()))
     assert made["ok"].key not in marks and marks[made["files_gone"].key] == "✗ files gone"
+
+
+def test_a_listing_names_the_transcripts_it_statted_and_a_cached_one_none(home, monkeypatch):
+    """`list` and the picker's fresh list check "its files are gone" against the stats the
+    listing just made (10,000 stats fewer at 10,000 sessions); a listing made without a stat
+    (the cache alone) vouches for nothing, and Enter's own check looks at the disk."""
+    import time
+
+    from homes import ClaudeSession
+
+    from sessidx.apps import APPS
+    from sessidx.config import current_env
+    from sessidx.index import build
+    from sessidx.refusals import Looks, refusals
+
+    monkeypatch.setenv("SESSIDX_HOME", str(home))
+    path = ClaudeSession(cwd=str(home), prompt="hello", mtime=time.time() - 60).write(home)
+    env = current_env()
+    fresh = build(env, APPS.values())
+    assert str(path) in fresh.present and all(p.startswith("/") for p in fresh.present)
+    assert build(env, APPS.values(), refresh=False).present == frozenset()
+    path.unlink()  # gone after the listing: the listing's own look says present, the disk says gone
+    (session,) = fresh.sessions
+    assert session.key not in refusals(env, [session], Looks(fresh.present))
+    assert refusals(env, [session])[session.key].kind == "files_gone"
