@@ -99,6 +99,7 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
     if not terms:
         return []
     _places.clear()
+    _counts.clear()
     scope, scope_params = "", []
     if session_key:
         row = db.execute("SELECT id FROM source WHERE key = ?", (session_key,)).fetchone()
@@ -126,6 +127,8 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
                 if not any(isinstance(n, Near) and (n.typos_within(typos) or not typos) for n in nears):
                     continue
                 expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
+                if all(_rows_of(db, e) == _rows_of(db, t) for e, t in zip(expanded, terms, strict=True)):
+                    continue  # each holds the rows of the word itself, no more: found already
                 more = _matching(db, expanded, scope, scope_params, app, cut, _wanted(nears, typos))
                 tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), tier))
                 found.add(more)
@@ -189,7 +192,7 @@ def _together(db: sqlite3.Connection, terms: list[str], scope: str, params: list
     every such row (its source and score). Words too common to rank by: the `limit` newest
     sessions holding them (of `app`), each with its newest row, and None."""
     match = " AND ".join(terms)
-    (rows,) = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()  # dead ones too
+    rows = _rows_of(db, match)
     if rows > RANKED_ROWS and not scope:
         match = " AND ".join(_spelt_out(db, t) for t in terms)  # the same rows; no rank to keep
         found.sources.update((source, (0.0, row)) for source, row in _newest(db, match, app, limit))
@@ -201,6 +204,18 @@ def _together(db: sqlite3.Connection, terms: list[str], scope: str, params: list
         found.sources.setdefault(source, (score, rowid))  # best first
         every[rowid] = (source, score)
     return every
+
+
+# Per connection, the rows each FTS5 expression matched in this search; search() empties it.
+_counts: dict[int, dict[str, int]] = {}
+
+
+def _rows_of(db: sqlite3.Connection, match: str) -> int:
+    """How many FTS rows (dead ones too) match: asked once per search, though each tier asks."""
+    asked = _counts.setdefault(id(db), {})
+    if match not in asked:
+        asked[match] = db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [match]).fetchone()[0]
+    return asked[match]
 
 
 SPELT_OUT = 8  # a prefix standing for at most this many terms is asked as those terms
@@ -312,10 +327,14 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
     the index alone: where each term is in each row (FTS5's instances) against where each of the
     row's messages starts. Every row is looked at, so the ranking never depends on a limit.
     `matched`: the rows were found by `wanted` itself, not by its prefixes."""
-    if len(wanted) < 2 and matched:  # one word (or its prefix, or its part): in one message in every row holding it
+    if len(wanted) < 2 and (matched or all(len(words) == 1 for words, _ in wanted[0])):
+        # one word (or its prefix, or its part): in one message in every row holding it
+        said_whole = None if matched else {r for (r,) in db.execute("SELECT rowid FROM said WHERE said MATCH ?", [
+            " OR ".join(f'"{words[0]}"' + (" *" if prefix else "") for words, prefix in wanted[0])])}
         best: dict[int, int] = {}
         for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
-            best.setdefault(source, row)
+            if said_whole is None or row in said_whole:
+                best.setdefault(source, row)
         return best
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_places USING fts5vocab(main, said, instance)")
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
@@ -375,7 +394,7 @@ MOST_VARIABLES = 30_000  # candidates named in one statement (SQLite allows 32,7
 def _spread(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int]) -> dict[int, int]:
     """Sources holding every word somewhere, each with a row of its rarest word (for a snippet).
     Candidates come from the rarest word; a common word is then looked up only within them."""
-    counts = [db.execute("SELECT count(*) FROM said WHERE said MATCH ?", [t]).fetchone()[0] for t in terms]
+    counts = [_rows_of(db, t) for t in terms]
     order = sorted(range(len(terms)), key=counts.__getitem__)
     candidates: dict[int, int] = {}
     for source, rowid in db.execute(f"SELECT c.source, said.rowid {_LIVE}{scope}", [terms[order[0]], *params]):
