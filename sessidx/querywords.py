@@ -146,12 +146,17 @@ def _term_matches(kind: str, term: str, text: str) -> bool:
         return text.rstrip().endswith(term)
     if kind == "equal":
         return text.strip() == term
-    start = text.find(term)  # boundary: the term between word bounds
-    while start >= 0:
-        end = start + len(term)
-        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+    return whole_word(text, term)  # boundary: the term between word bounds
+
+
+def whole_word(text: str, word: str) -> bool:
+    """Whether `word` stands in `text` between word bounds (no letter or digit either side)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
             return True
-        start = text.find(term, start + 1)
+        at = text.find(word, at + 1)
     return False
 
 

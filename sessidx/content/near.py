@@ -10,6 +10,7 @@ index holds nothing more for them: no second table, no build time (measured in `
 from __future__ import annotations
 
 from sessidx.content.cjk import is_cjk
+from sessidx.querywords import whole_word
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -182,9 +183,9 @@ def instead(text: str, nears: list[Near | str]) -> list[tuple[str, str]]:
     folded = fold(text)
     said = []
     for near in nears:
-        if isinstance(near, str) or _whole_word(folded, near.word):
+        if isinstance(near, str) or whole_word(folded, near.word):
             continue
-        found = next((t for t in (*near.forms, *near.typos_within(2)) if _whole_word(folded, t)), None)
+        found = next((t for t in (*near.forms, *near.typos_within(2)) if whole_word(folded, t)), None)
         if found is None and (at := folded.find(near.word)) >= 0:  # a prefix: the word it starts
             end = at
             while end < len(folded) and (folded[end].isalnum()):
@@ -198,16 +199,6 @@ def instead(text: str, nears: list[Near | str]) -> list[tuple[str, str]]:
 def mark(pairs: list[tuple[str, str]]) -> str:
     """The pairs as a row's mark says them: `retries → retry, reconect → reconnect`."""
     return ", ".join(f"{asked} → {found}" for asked, found in pairs)
-
-
-def _whole_word(text: str, word: str) -> bool:
-    at = text.find(word)
-    while at >= 0:
-        end = at + len(word)
-        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            return True
-        at = text.find(word, at + 1)
-    return False
 
 
 def groups(nears: list[Near | str]) -> list[list[str]]:
