@@ -120,13 +120,13 @@ class Sessions:
         """What was said: each host asked at once (its own content index, a thread each, as
         `sessidx search --host`), meanwhile this machine's index brought up to date and asked;
         best first, and a note for each host that failed."""
-        from sessidx.remote import ask_hosts, search_args
+        from sessidx.remote import ask_hosts
         from sessidx.when import within
 
         local, hosts = self.hosts(names)
         notes: list[str] = []
-        found, asked = ask_hosts(self.env, hosts, search_args(query, app, limit), lambda: (  # none: the demo home's
-            self._search_here(query, app, limit, since, until) if local and self.local() else []))
+        found, asked = ask_hosts(self.env, hosts, query, app, limit, lambda: (  # none: the demo home's
+            self._search_here(query, app, limit, since, until, notes) if local and self.local() else []))
         for hits, note in asked:
             notes += [note] if note else []
             # the hosts are asked no dates: they are checked here
@@ -136,15 +136,16 @@ class Sessions:
         return found, notes
 
     def _search_here(self, query: str, app: str | None, limit: int, since: int | None,
-                     until: int | None) -> list[Found]:
+                     until: int | None, notes: list[str]) -> list[Found]:
         from sessidx.content import query as content_query
         from sessidx.content import store
-        from sessidx.local import refresh_content
+        from sessidx.local import content_brought_up_to_date
 
         try:
             db = store.open_index(self.env)
             try:
-                refresh_content(self.env, db)
+                if note := content_brought_up_to_date(self.env, db, store.KEYSTROKE_WAIT):
+                    notes.append(note)
                 return [Found(h.session, -h.score, h.snippet, h.also)
                         for h in content_query.search(db, query, app, limit, since=since, until=until)]
             finally:

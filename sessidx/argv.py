@@ -116,11 +116,25 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def seconds(text: str) -> float:
+    """A wait in seconds, 0 to 3600 (`search --wait`; what `cli._plain_search` reads too)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 3600:  # NaN too
+        raise argparse.ArgumentTypeError(f"not a number of seconds from 0 to 3600: {text!r}")
+    return value
+
+
 def _search(s: argparse.ArgumentParser) -> None:
     s.add_argument("query", nargs="*", help='words, all of which must have been said; "a phrase" in quotes')
     s.add_argument("--app", help="only this app (claude, codex, ...)")
     s.add_argument("--json", action="store_true", help="one JSON object per session, with snippet and score")
     s.add_argument("--limit", type=_positive, default=50, help="at most this many sessions (default 50)")
+    s.add_argument("--wait", type=seconds, metavar="SECONDS",
+                   help="how long to wait for another sessidx that is indexing, before searching what it has"
+                        " indexed so far (default 2)")
     s.add_argument("--drop", action="store_true", help="delete the content index")
     s.add_argument("-v", "--verbose", action="store_true", help="say what was skipped or made again")
     _dates(s)

@@ -91,10 +91,11 @@ def _parse(argv: list[str]) -> Any:
 
 
 def _plain_search(argv: list[str]) -> Args | None:
-    """`search` with words, `--json` and `--limit N` only (and `--` before words, as a host is
-    asked), as argparse would read them; None for anything else (argparse reads it)."""
+    """`search` with words, `--json`, `--limit N` and `--wait SECONDS` only (and `--` before
+    words, as a host is asked), as argparse would read them; None for anything else (argparse
+    reads it, and says what is wrong)."""
     words: list[str] = []
-    as_json, limit = False, 50
+    as_json, limit, wait = False, 50, None
     rest = iter(argv)
     for word in rest:
         if word == "--":  # what an SSH host is asked (remote.search_args): words only from here
@@ -106,6 +107,13 @@ def _plain_search(argv: list[str]) -> Args | None:
             if not (value.isascii() and value.isdigit() and int(value) >= 1):
                 return None
             limit = int(value)
+        elif word == "--wait":
+            try:
+                wait = float(next(rest, ""))
+            except ValueError:
+                return None
+            if not 0 <= wait <= 3600:  # argv.seconds's bounds
+                return None
         elif word.startswith("-"):
             return None
         else:
@@ -113,7 +121,7 @@ def _plain_search(argv: list[str]) -> Args | None:
     if not words:
         return None
     return Args(command="search", query=words, app=None, json=as_json, limit=limit, drop=False, verbose=False,
-                since=None, until=None, refresh_only=False, host=None, kept=True)
+                since=None, until=None, refresh_only=False, host=None, wait=wait, kept=True)
 
 
 def _out(line: str) -> None:
@@ -152,10 +160,18 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
 
             if (shown := preview(env, _out, ident=args.id, shell=args.shell)) is not None:
                 return shown
+        wait_until = 0.0
+        if args.command == "search":  # one deadline for waiting on another sessidx indexing, either path
+            import time
+
+            from sessidx.content.store import KEYSTROKE_WAIT
+
+            wait_until = time.monotonic() + (KEYSTROKE_WAIT if args.wait is None else args.wait)
         if getattr(args, "kept", False):
             from sessidx.content.kept import check_after, search_kept  # no listing, not `commands`
 
-            if (answered := search_kept(env, _out, " ".join(args.query), args.json, args.limit)) is not None:
+            answered = search_kept(env, _out, " ".join(args.query), args.json, args.limit, wait_until)
+            if answered is not None:
                 check_after(env, answered[1], detach, _refresh_content)  # what changed since, told and indexed
                 return answered[0]
         from sessidx import commands
@@ -197,7 +213,7 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
                 raise SessidxError("search needs words to look for: sessidx search WORDS (or --drop)")
             return commands.search(env, _out, " ".join(args.query), app=args.app, as_json=args.json, limit=args.limit,
                                    drop=args.drop, refresh_only=args.refresh_only, verbose=args.verbose,
-                                   since=args.since, until=args.until)
+                                   since=args.since, until=args.until, wait_until=wait_until)
         if args.command == "cycle":
             return commands.cycle(env, _out, args.what, args.id)
         if args.command == "copy":

@@ -424,8 +424,10 @@ def _progress_bar(progress: Any) -> None:
 
 def search(env: Env, out: Out, query: str | None, app: str | None = None, as_json: bool = False,
            limit: int = 50, drop: bool = False, refresh_only: bool = False, verbose: bool = False,
-           since: str | None = None, until: str | None = None) -> int:
-    """Sessions by what was said in them, after an incremental refresh of the content index."""
+           since: str | None = None, until: str | None = None, wait_until: float = 0.0) -> int:
+    """Sessions by what was said in them, after an incremental refresh of the content index.
+    Another sessidx indexing right now is waited for until `wait_until` (time.monotonic()),
+    while it shows signs of life; then what it has indexed so far answers, and stderr says so."""
     from sessidx.content import query as content_query
     from sessidx.content import store
 
@@ -445,10 +447,10 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         if tty:
             _progress_bar(progress)
 
-    interrupted = failed = False
-    try:
+    def brought_up_to_date() -> dict[str, int] | None:
+        nonlocal db
         try:
-            done = local.refresh_content(env, db, report, announce=not refresh_only)
+            return local.refresh_content(env, db, report, announce=not refresh_only)
         except store.DatabaseError as exc:
             if isinstance(exc, store.OperationalError):  # disk full, I/O: what is indexed still answers
                 raise
@@ -456,7 +458,13 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
             store.drop(env)
             notes.append(f"the content index could not be used ({exc}): made again")
             db = store.open_index(env, notes)
-            done = local.refresh_content(env, db, report, announce=not refresh_only)
+            return local.refresh_content(env, db, report, announce=not refresh_only)
+
+    interrupted = failed = False
+    try:
+        done = brought_up_to_date()
+        if done is None and store.wait_for_indexer(env, store.seconds_left(wait_until)) is None:
+            done = brought_up_to_date()  # the other one finished: what it left, if anything
     except KeyboardInterrupt:
         done, interrupted = None, True
     except store.OperationalError as exc:

@@ -129,6 +129,21 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
             write_progress(env, None)
 
 
+def content_brought_up_to_date(env: Env, db: Any, seconds: float) -> str | None:
+    """refresh_content; when another sessidx is doing it, that one waited for up to `seconds`
+    (while it shows signs of life) and what it left done here. A note when the index may still
+    lack sessions: what is indexed so far answers then, and the note says so."""
+    from sessidx.content.store import wait_for_indexer
+
+    if refresh_content(env, db) is not None:
+        return None
+    indexer = wait_for_indexer(env, seconds)
+    if indexer is None and refresh_content(env, db) is not None:
+        return None
+    indexer = indexer or wait_for_indexer(env, 0)
+    return indexer.note() if indexer else "another sessidx was indexing: searching what is indexed"
+
+
 class ThisMachine:
     """This machine as a place (where.Place): its index, its plans, its content index."""
 

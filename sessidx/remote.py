@@ -623,8 +623,9 @@ class HostPlace:
         return as_plan(self.env, plan(self.env, key, "sh", allow_permissive))
 
     def search(self, query: str, app: str | None = None, limit: int = 50) -> list[tuple[float, Session, str]]:
-        found, note = host_hits(self.env, self.host, search_args(query, app, limit), timeout(self.env))
-        if note:
+        wait = timeout(self.env)
+        found, note = host_hits(self.env, self.host, search_args(query, app, limit, wait), wait)
+        if note and not found:
             raise SessidxError(note)
         return [(score, s, snippet) for score, s, snippet, _ in found]
 
@@ -749,10 +750,11 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
         from sessidx.content import query as content_query
         from sessidx.content import store
 
-        local.refresh_content(env, db := store.open_index(env))
+        if note := local.content_brought_up_to_date(env, db := store.open_index(env), store.KEYSTROKE_WAIT):
+            render.warn(note)
         return [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
 
-    hits, asked = ask_hosts(env, hosts, search_args(query, app, limit), here)
+    hits, asked = ask_hosts(env, hosts, query, app, limit, here)
     for found, note in asked:
         if note:
             render.warn(note)
@@ -776,32 +778,51 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
     return ExitCode.OK
 
 
-def ask_hosts(env: Env, hosts: list[Host], args: list[str], meanwhile: Callable[[], Meanwhile]
+def ask_hosts(env: Env, hosts: list[Host], query: str, app: str | None, limit: int,
+              meanwhile: Callable[[], Meanwhile]
               ) -> tuple[Meanwhile, list[tuple[list[tuple[float, HostSession, str, str]], str | None]]]:
-    """Each host asked `search --json ...` (`search_args`) at once, a thread each, while
-    `meanwhile` runs here (this machine's own search); its result, and each host's (hits,
-    note) in the hosts' order. Every host within the hosts' timeout, its first search (which
-    builds its index) too: nothing waits longer whatever a host does."""
+    """Each host asked the query (`search_args`) at once, a thread each, while `meanwhile`
+    runs here (this machine's own search); its result, and each host's (hits, note) in the
+    hosts' order. Every host within the hosts' timeout, its first search (which builds its
+    index) too: nothing waits longer whatever a host does."""
     from concurrent.futures import ThreadPoolExecutor
 
     wait = timeout(env)
+    args = search_args(query, app, limit, wait)
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(hosts)))) as pool:
         asked = [pool.submit(host_hits, env, host, args, wait) for host in hosts]
         here = meanwhile()
         return here, [answer.result() for answer in asked]
 
 
-def search_args(query: str, app: str | None, limit: int) -> list[str]:
-    return ["search", "--json", "--limit", str(limit), *(["--app", app] if app else []), "--", *query.split()]
+# Of a call's wait, what a host may spend waiting for a refresh of its own content index that
+# is under way (an earlier keystroke's, say); the rest is for the trip and the search itself.
+HOST_INDEXER_SHARE = 0.6
+
+
+def search_args(query: str, app: str | None, limit: int, wait: float) -> list[str]:
+    """`search --json ...` as a host is asked it, by a call that waits `wait` seconds."""
+    return ["search", "--json", "--limit", str(limit), "--wait", f"{wait * HOST_INDEXER_SHARE:.2f}",
+            *(["--app", app] if app else []), "--", *query.split()]
+
+
+# What a host says of a search that this machine says as well, or that its hits show: not repeated.
+_SAID_HERE_TOO = ("sessidx: no session says ", "sessidx: the query is long")
 
 
 def host_hits(env: Env, host: Host, args: list[str], wait: float,
               detach: bool = True) -> tuple[list[tuple[float, HostSession, str, str]], str | None]:
     """The host's answer to `search --json ...` (`search_args`): (score, session, snippet, also)
-    for each hit that is valid, best first as the host ranked them; and why it failed, if it did."""
+    for each hit that is valid, best first as the host ranked them; and a note: why it failed,
+    or what the host said of its answer (`indexing 3/7 sessions: searching what is indexed so far`)."""
     found: list[tuple[float, HostSession, str, str]] = []
     reply, note = run_remote(env, host, args, wait, detach)
-    for row in _json_lines(reply.out) if note is None else []:
+    answered = note is None
+    if answered:
+        said = [line.removeprefix("sessidx: ") for line in reply.err.splitlines()
+                if line.startswith("sessidx: ") and not line.startswith(_SAID_HERE_TOO)]
+        note = render.clean(f"{host.name}: {'; '.join(said[:2])}", 240) if said else None
+    for row in _json_lines(reply.out) if answered else []:
         s = valid_session(host.name, row)
         if s is None or type(row) is not dict:
             continue
@@ -831,7 +852,7 @@ class KeystrokeSearch:
         self.wait = wait if 0 < wait <= 60 else KEYSTROKE_WAIT
         self.hosts = hosts
         self.answers: dict[str, tuple[list[tuple[float, HostSession, str, str]], str | None]] = {}
-        args = search_args(query, app, limit)
+        args = search_args(query, app, limit, self.wait)
 
         def ask(host: Host) -> None:
             self.answers[host.name] = host_hits(env, host, args, self.wait, detach=False)

@@ -17,7 +17,7 @@ from homes import ClaudeSession, CodexThread, jsonl, write_codex_home
 from sessidx import commands, freshness, local
 from sessidx.cli import main
 from sessidx.config import current_env
-from sessidx.content import kept
+from sessidx.content import kept, store
 
 BACK = time.time() - 3600
 
@@ -38,7 +38,8 @@ def _kept(query: str) -> str | None:
     """What the kept path answers when the check after it finds nothing changed; None when that
     check finds a change (or the full path answers). The check runs after, as the command's."""
     lines: list[str] = []
-    answered = kept.search_kept(current_env(), lines.append, query, False, 10)
+    answered = kept.search_kept(current_env(), lines.append, query, False, 10,
+                               time.monotonic() + store.KEYSTROKE_WAIT)
     if answered is None:
         return None
     held = freshness.fresh(_record(), current_env())
@@ -374,7 +375,6 @@ def test_a_check_whose_refresh_fails_sends_the_next_search_down_the_full_path(ma
 
 
 def test_a_search_while_a_refresh_runs_says_so_and_harms_nothing(made, capsys):
-    from sessidx.content import store
 
     with store.lock(current_env()):  # another sessidx indexing, alive
         assert main(["search", "flaky"]) == 0

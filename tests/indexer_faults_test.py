@@ -114,6 +114,36 @@ def test_a_killed_first_index_leaves_no_reader_holding_the_lock(home, tmp_path, 
     assert done.stdout.count("/w/p") == 240
 
 
+def test_a_search_that_finds_a_first_index_under_way_waits_for_it_and_answers_in_full(home, cleanup):
+    """A search that found another sessidx indexing answered at once from what it had indexed:
+    through SSH, a keystroke's search reached a host whose first index an earlier keystroke had
+    started, and the host's sessions were missing. It waits for a live indexer (`--wait`)."""
+    bulky_home(home)
+    indexer, helper = first_index_under_way(home)
+    cleanup += [indexer.pid, helper]
+    done = run_cli("search", "needleword", "--limit", "300", "--wait", "120")
+    assert done.returncode == 0 and "indexing" not in done.stderr, done.stderr
+    assert done.stdout.count("/w/p") == 240
+    assert indexer.wait(timeout=10) == 0
+
+
+def test_an_agent_search_that_finds_a_first_index_under_way_waits_or_says_so(home, cleanup, monkeypatch):
+    """The MCP search's own half (agent_api) searched a half-made index without a word."""
+    from sessidx import agent_api
+
+    bulky_home(home)
+    indexer, helper = first_index_under_way(home)
+    cleanup += [indexer.pid, helper]
+    monkeypatch.setattr(store, "KEYSTROKE_WAIT", 0.0)  # not waited for: what it has so far, and a note
+    hurried = agent_api.search(agent_api.Sessions(current_env()), "needleword", limit=50)
+    assert indexer.poll() is None, "the first index ended before it could be asked"
+    assert any("searching what is indexed" in note for note in hurried["notes"]), hurried["notes"]
+    monkeypatch.setattr(store, "KEYSTROKE_WAIT", 120.0)
+    patient = agent_api.search(agent_api.Sessions(current_env()), "needleword", limit=50)
+    assert patient["notes"] == [] and len(patient["results"]) == 50
+    assert indexer.wait(timeout=10) == 0
+
+
 @pytest.mark.slow  # waits out STALL_SECONDS
 def test_a_stopped_first_index_stalls_no_keystroke_and_no_search(home, tmp_path, cleanup):
     """Ctrl-Z on a first index made each keystroke in content mode wait 120 s for it. Now a

@@ -416,6 +416,38 @@ def test_a_content_keystroke_asks_the_hosts_and_merges_by_rank(client, tmp_path,
     assert "did not answer" not in header
 
 
+HOLD_THE_INDEX = """
+import sys
+from sessidx.config import current_env
+from sessidx.content import store
+held = store.lock(current_env())
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_host_whose_index_an_earlier_keystroke_is_making_says_so_and_answers_after(client, tmp_path, home):
+    """Each keystroke asks each host; the first one there starts its first index, and the next
+    keystrokes found it under way. They answered at once from the half-made index, without a
+    word: the host's hits were missing and the header said nothing (CI, 2026-12-03). Now the
+    host waits part of the keystroke's budget for it, then says it is still indexing."""
+    alpha, _ = zebra_hosts(client, tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_INDEX], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "SESSIDX_HOME": str(alpha.home),
+                                              "XDG_CACHE_HOME": str(alpha.cache)})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        feed = sessidx(client, "alpha beta", "lines", "--content", "zebra", SESSIDX_HOSTS_KEYSTROKE_WAIT="8")
+    finally:
+        holder.communicate("")
+    header, *lines = feed.stdout.splitlines()
+    assert "(alpha: " in header and "searching what is indexed" in header, header
+    assert [line.rsplit("\t", 1)[-1].split("/")[0] for line in lines] == ["@beta"]
+    after = sessidx(client, "alpha beta", "lines", "--content", "zebra", SESSIDX_HOSTS_KEYSTROKE_WAIT="40")
+    header, *lines = after.stdout.splitlines()
+    assert "alpha" not in header and any("\t@alpha/" in line for line in lines), after.stdout
+
+
 def test_a_silent_host_never_holds_a_content_keystroke(client, tmp_path, home):
     ClaudeSession(cwd="/here", prompt="the zebra crossing near the office").write(home)
     assert run_cli("search", "--refresh").returncode == 0

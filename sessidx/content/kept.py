@@ -73,7 +73,7 @@ def _kept_row(db: sqlite3.Connection, select: str, *params: str) -> tuple[str, s
 
 
 def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
-                limit: int) -> tuple[int, str] | None:
+                limit: int, wait_until: float) -> tuple[int, str] | None:
     """The search answered from the content index, as it was when last brought up to date:
     (the exit code, the identity of the listing it vouched for, for `check_after`); None when
     the full path must answer (no complete index, the listing cache rewritten since, a refresh
@@ -82,7 +82,7 @@ def search_kept(env: Env, out: Callable[[str], None], query: str, as_json: bool,
 
     if not store.enabled(env):
         return None
-    if store.wait_for_indexer(env, store.KEYSTROKE_WAIT) is not None:  # the last search's check, say
+    if store.wait_for_indexer(env, store.seconds_left(wait_until)) is not None:  # the last search's check, say
         return None  # still indexing: the full path says so
     try:
         db = store.connect(env, [])

@@ -226,6 +226,11 @@ class Indexer:
         return f"indexing{done}: searching what is indexed so far"
 
 
+def seconds_left(deadline: float) -> float:
+    """From now to a time.monotonic() deadline, never less than none."""
+    return max(0.0, deadline - time.monotonic())
+
+
 def wait_for_indexer(env: Env, seconds: float) -> Indexer | None:
     """Until no sessidx is indexing, `seconds` passed, or the one indexing shows no sign of
     life: None when nobody is indexing any more, else the one that is."""
