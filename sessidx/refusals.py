@@ -158,16 +158,23 @@ def refusals(env: Env, sessions: list[Session], looks: Looks | None = None) -> d
     look = looks or Looks()
     found: dict[str, Refusal] = {}
     apps: dict[str, App | None] = {}  # each looked up once
+    decided_for: dict[tuple[object, ...], AppPlan] = {}  # by the values of the app's refusal_fields
     for s in sessions:
         if getattr(s, "host", None):
             continue
         app = apps[s.app] if s.app in apps else apps.setdefault(s.app, app_named(s.app))
         refused = before_plan(s, app)
         if refused is None and app is not None:
-            try:
-                decided = app.plan(s, _UNKNOWN_CLI, False, env)
-            except Exception:  # a plan that cannot be made here is made again, and reported, on Enter
-                continue
+            fields = getattr(app, "refusal_fields", None)
+            decides = (s.app, *(getattr(s, f) for f in fields)) if fields is not None else None
+            decided = decided_for.get(decides) if decides is not None else None
+            if decided is None:
+                try:
+                    decided = app.plan(s, _UNKNOWN_CLI, False, env)
+                except Exception:  # a plan that cannot be made here is made again, and reported, on Enter
+                    continue
+                if decides is not None:
+                    decided_for[decides] = decided
             refused = after_plan(s, decided, look)
         if refused is not None:
             found[s.key] = refused

@@ -199,3 +199,78 @@ def test_a_listing_names_the_transcripts_it_statted_and_a_cached_one_none(home, 
     (session,) = fresh.sessions
     assert session.key not in refusals(env, [session], Looks(fresh.present))
     assert refusals(env, [session])[session.key].kind == "files_gone"
+
+
+# Values a session's fields take: the modes and words the adapters decide on, folders that
+# exist and that do not, nothing; the rest is drawn as text.
+_WORDS = ["default", "auto", "plan", "acceptEdits", "bypassPermissions", "dontAsk", "yolo", "auto-edit", "never",
+          "on-request", "untrusted", "danger-full-access", "workspace-write", "read-only", "high", "medium", "low",
+          "off", "max", "build", "accept-edits", "cli", "exec", "sdk-cli", "gpt-5", "claude-sonnet-5-5", "main"]
+
+
+def _field_values(name: str, folders: list[str]):
+    from hypothesis import strategies as st
+
+    if name == "mtime":
+        return st.integers(min_value=0, max_value=2**42)
+    if name == "bytes":
+        return st.none() | st.integers(min_value=0, max_value=2**40)
+    if name == "archived":
+        return st.booleans()
+    if name in ("app", "id"):
+        return st.just(None)  # kept: the app's own, an id of its form
+    return st.none() | st.sampled_from(_WORDS + folders) | st.text(max_size=12)
+
+
+def test_an_apps_refusal_rests_on_its_refusal_fields_alone(tmp_path):
+    """An app's `refusal_fields` let every listing make one plan per distinct value of them,
+    not one per session (refusals.refusals). Each app that declares them refuses, with the
+    same reason, whatever its other fields hold."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from sessidx.apps import APPS
+    from sessidx.config import current_env
+    from sessidx.model import Session
+    from sessidx.refusals import _UNKNOWN_CLI
+
+    folders = [str(tmp_path), str(tmp_path / "gone"), "/"]
+    declared = [app for app in APPS.values() if getattr(app, "refusal_fields", None) is not None]
+    assert {"claude", "gemini", "opencode"} <= {app.name for app in declared}
+    env = current_env()
+    session_values = st.fixed_dictionaries({name: _field_values(name, folders) for name in Session.__slots__})
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.sampled_from(declared), session_values, session_values)
+    def check(app, one, other) -> None:
+        first = Session(**{**one, "app": app.name, "id": "0c4b8f57-5f5e-4a53-9d7c-9d1e0e2c3b4a"})
+        second = Session(**{**other, **{f: getattr(first, f) for f in app.refusal_fields},
+                            "app": app.name, "id": "9a1e7c2d-3b4f-4e5a-8c6d-7f8091a2b3c4"})
+        planned = [app.plan(s, _UNKNOWN_CLI, False, env) for s in (first, second)]
+        assert [(p.refusal, p.refusal_kind) for p in planned][0] == (planned[1].refusal, planned[1].refusal_kind)
+
+    check()
+
+
+def test_a_listing_makes_one_plan_per_kind_of_row_and_marks_as_enter_does(monkeypatch):
+    """55,000 plans were half a warm `list`: the rows of an app whose refusal rests on a few
+    fields share a plan, and each row still gets its own shared checks (its own folder)."""
+    from sessidx.apps import app_named
+    from sessidx.config import current_env
+    from sessidx.model import Session
+    from sessidx.refusals import refusals
+
+    made: list[str] = []
+    claude = app_named("claude")
+    real = type(claude).plan
+
+    def counted(self, session, *args):
+        made.append(session.id)
+        return real(self, session, *args)
+
+    monkeypatch.setattr(type(claude), "plan", counted)
+    ids = [f"0c4b8f57-5f5e-4a53-9d7c-{i:012x}" for i in range(50)]
+    sessions = [Session("claude", sid, cwd="/" if i % 2 else "/no/such/folder", path=None) for i, sid in enumerate(ids)]
+    found = refusals(current_env(), sessions)
+    assert len(made) == 1
+    assert {key for key, r in found.items() if r.kind == "folder_gone"} == {s.key for s in sessions[::2]}

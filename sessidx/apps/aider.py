@@ -124,6 +124,7 @@ class Aider:
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = ()
     id_pattern = r"[0-9a-f]{16}"
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
     reads_known_folders = True
 
     def sources(self, env: Env, known_folders: frozenset[str] = frozenset()) -> Iterator[Source]:

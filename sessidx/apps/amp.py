@@ -67,6 +67,7 @@ class Amp:
     home_vars: tuple[str, ...] = ("AMP_HOME", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amp"),)
     id_pattern = f"T-{UUID}"
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterable[Source]:
         home = env.get("AMP_HOME") or os.path.join(env.data_home(), "amp")

@@ -81,6 +81,7 @@ class Auggie:
     home_vars: tuple[str, ...] = ()
     home_dirs: tuple[str, ...] = (".augment",)
     id_pattern = UUID
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterable[Source]:
         return file_sources(os.path.join(env.path(None, ".augment"), "sessions"), ".json", parse_session)

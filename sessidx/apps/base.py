@@ -62,6 +62,13 @@ if TYPE_CHECKING:
         # person's opt-in for this one launch to a mode looser than the CLI's default
         def plan(self, session: Session, cli: CliHelp, allow_permissive: bool, env: Env) -> AppPlan: ...
 
+        # Optional: `refusal_fields`, the Session fields whose values alone decide whether
+        # `plan` refuses, and why, with a CLI that was not probed (what every listing marks:
+        # refusals.refusals). A listing then makes one plan per distinct value of them, not one
+        # per session (55,000 plans were half a warm `list`). Unset: one plan per session.
+        # tests/refusals_test.py varies every other field and checks the refusal stays the same.
+        # refusal_fields: tuple[str, ...]  (() for a plan whose refusal rests on the CLI alone)
+
         # What was said, for the content index and the conversation preview; one of the two:
         # - apps whose `session.path` is a JSONL transcript: the messages in one record, as
         #   (role, text), role "user" or "assistant"; `said_markers` are byte strings one of

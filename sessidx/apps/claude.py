@@ -194,6 +194,7 @@ class Claude:
     home_vars: tuple[str, ...] = ("CLAUDE_CONFIG_DIR",)
     home_dirs: tuple[str, ...] = (".claude",)
     id_pattern = UUID
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
     help_args: tuple[str, ...] = ("--help",)
 
     def projects_dir(self, env: Env) -> str:

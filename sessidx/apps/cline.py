@@ -105,6 +105,7 @@ class Cline:
     home_vars: tuple[str, ...] = ("CLINE_DIR", "CLINE_DATA_DIR")
     home_dirs: tuple[str, ...] = (".cline",)
     id_pattern = "[0-9]+(?:_[0-9A-Za-z]+)?"  # <ms>_<base36>; tasks of older builds are <ms>
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:

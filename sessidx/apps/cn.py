@@ -56,6 +56,7 @@ class Continue:
     home_vars: tuple[str, ...] = ("CONTINUE_GLOBAL_DIR",)
     home_dirs: tuple[str, ...] = (".continue",)
     id_pattern = UUID
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterable[Source]:
         folder = os.path.join(env.path("CONTINUE_GLOBAL_DIR", ".continue"), "sessions")

@@ -62,6 +62,7 @@ class Crush:
     home_vars: tuple[str, ...] = ("CRUSH_GLOBAL_DATA", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "crush"),)
     id_pattern = UUID
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterator[Source]:
         folder = env.get("CRUSH_GLOBAL_DATA") or os.path.join(env.data_home(), "crush")

@@ -148,6 +148,7 @@ class Gemini:
                                   "GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
     home_dirs: tuple[str, ...] = (".gemini",)
     id_pattern = UUID
+    refusal_fields = ("cwd",)  # the folder's cleanup settings (base.App)
     help_args: tuple[str, ...] = ("--help",)
 
     def home(self, env: Env) -> str:

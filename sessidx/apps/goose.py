@@ -72,6 +72,7 @@ class Goose:
     home_vars: tuple[str, ...] = ("GOOSE_PATH_ROOT", "XDG_DATA_HOME")
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "goose"),)
     id_pattern = "[0-9]{8}_[0-9]+"  # <yyyymmdd>_<n>
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterator[Source]:
         root = env.get("GOOSE_PATH_ROOT")

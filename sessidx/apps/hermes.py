@@ -126,6 +126,7 @@ class Hermes:
     home_vars: tuple[str, ...] = ("HERMES_HOME",)
     home_dirs: tuple[str, ...] = (".hermes",)
     id_pattern = ID_PATTERN
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterator[Source]:
         db = os.path.join(env.path("HERMES_HOME", ".hermes"), "state.db")

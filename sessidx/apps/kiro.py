@@ -147,6 +147,7 @@ class AmazonQ:
     home_vars: tuple[str, ...] = ("XDG_DATA_HOME",)
     home_dirs: tuple[str, ...] = (os.path.join(".local", "share", "amazon-q"),)
     id_pattern = UUID
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterator[Source]:
         db = os.path.join(env.data_home(), "amazon-q", "data.sqlite3")
@@ -264,6 +265,7 @@ class Kiro:
     home_dirs: tuple[str, ...] = (".kiro", os.path.join(".local", "share", "kiro-cli"))
     # 3.0 names its sessions `sess_…`; the others are UUIDs
     id_pattern = rf"{UUID}|sess_[A-Za-z0-9][A-Za-z0-9_-]{{3,63}}"
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterator[Source]:
         # One source for every store: a session may be in more than one (2.x wrote both its

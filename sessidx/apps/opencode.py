@@ -72,6 +72,7 @@ def _ms(value: Any) -> int | None:
 class OpenCode:
     help_args: tuple[str, ...] = ("--help",)
     home_vars: tuple[str, ...] = ("XDG_DATA_HOME",)
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def __init__(self, name: str, folder: str, database: str, proven_on: str) -> None:
         self.name = name

@@ -108,6 +108,7 @@ class OpenHands:
     home_vars: tuple[str, ...] = ("OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR")
     home_dirs: tuple[str, ...] = (os.path.join(".openhands", "conversations"),)
     id_pattern = ID_PATTERN
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def conversations(self, env: Env) -> str:
         if found := env.get("OPENHANDS_CONVERSATIONS_DIR"):

@@ -111,6 +111,7 @@ class Pi:
     home_vars: tuple[str, ...] = ("PI_CODING_AGENT_DIR",)
     home_dirs: tuple[str, ...] = (os.path.join(".pi", "agent"),)
     id_pattern = ID_PATTERN
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def sources(self, env: Env) -> Iterator[Source]:
         sessions = os.path.join(env.path("PI_CODING_AGENT_DIR", ".pi", "agent"), "sessions")

@@ -49,6 +49,7 @@ class Qoder(Claude):
     home_vars: tuple[str, ...] = ("QODER_CONFIG_DIR",)
     home_dirs: tuple[str, ...] = (".qoder",)
     id_pattern = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
 
     def projects_dir(self, env: Env) -> str:
         return os.path.join(env.path("QODER_CONFIG_DIR", ".qoder"), "projects")

@@ -72,6 +72,7 @@ class Qwen:
     home_vars: tuple[str, ...] = ("QWEN_HOME",)
     home_dirs: tuple[str, ...] = (".qwen",)
     id_pattern = UUID
+    refusal_fields = ()  # its plan refuses on the CLI alone (base.App)
     help_args: tuple[str, ...] = ("--help",)
 
     def sources(self, env: Env) -> Iterator[Source]:
