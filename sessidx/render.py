@@ -351,8 +351,9 @@ def _layout(sessions: list[Session], width: int, colour: bool, title_cap: int | 
     titles = _plain_cells([f"[archived] {s.title or ''}" if s.archived and not marks else s.title or ""
                            for s in sessions], title_room, shorten_right)
     dim, cyan, yellow, red, reset = (_DIM, _CYAN, _YELLOW, _RED, _RESET) if colour else ("", "", "", "", "")
-    if marks:
-        titles = [f"{red if m.startswith('✗') else yellow}{clean(m)}{reset} {t}" if (m := marks.get(s.key)) else t
+    if marks:  # each distinct mark drawn once: a home whose folders are gone marks every row
+        drawn = {m: f"{red if m.startswith('✗') else yellow}{clean(m)}{reset} " for m in set(marks.values())}
+        titles = [drawn[m] + t if (m := marks.get(f"{s.app}:{s.id}")) else t  # Session.key, without the call
                   for s, t in zip(sessions, titles, strict=True)]
     hosts = [pad(shorten_right(h, hw), hw) + "  " for h in host_names] if hw else [""] * len(sessions)
     host_head = f"{'host':<{hw}}  " if hw else ""
