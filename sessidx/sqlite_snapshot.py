@@ -24,19 +24,20 @@ keeps the rows of the last good read); a store that cannot be copied at all is o
 
 from __future__ import annotations
 
-import _sqlite3 as sqlite3  # the C module alone: the `sqlite3` package around it loads datetime (see below)
 import os
 import time
-from collections.abc import Callable, Iterator  # _sqlite3 loads collections anyway
+from collections.abc import Callable, Iterator
 from io import BufferedReader  # loaded by open() anyway
 from types import TracebackType
 
+from sessidx.csqlite import sqlite3  # the C module alone, without functools: see below
 from sessidx.readers import open_regular
 
 # Plain `os` calls, not shutil, tempfile, pathlib and contextlib: those four cost a cold
 # `sessidx build` more than reading Codex's index does (it is their only user there). And
 # `_sqlite3`, not `sqlite3`: that package is `from _sqlite3 import *` plus the adapters of
-# dates, which load `datetime` (4 ms of a cold build; nothing here stores a date).
+# dates, which load `datetime` (4 ms of a cold build; nothing here stores a date); loaded by
+# sessidx/csqlite.py, without `functools` where nothing else has loaded it yet.
 
 COPY_ATTEMPTS = 8  # with back-off, at most about 0.35 s of waiting in all
 COPY_CAP = 512 * 1024 * 1024  # a store larger than this is opened in place (immutable) instead

@@ -62,7 +62,7 @@ def test_the_launcher_imports_nothing_heavy_either(home):
 def test_a_content_keystroke_loads_neither_json_nor_re(home):
     """Each keystroke in content mode starts `lines --content`: it parses its hits' records with
     `_json`'s scanner and finds secrets without a regex, and loads `_sqlite3` without the
-    functools and collections it imports (content/csqlite.py: 2.5 ms). (zlib comes with
+    functools and collections it imports (sessidx/csqlite.py: 2.5 ms). (zlib comes with
     PyStemmer's C module, for near answers' word forms.)"""
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
     assert loaded_by("search", "--refresh") is not None
@@ -174,7 +174,7 @@ def test_a_move_loads_the_one_app_it_shows_and_nothing_heavy(home, tmp_path, mon
 def test_a_search_with_nothing_changed_loads_no_listing(home):
     """`sessidx search WORDS` when nothing changed since the last complete refresh answers from
     the content index (content/kept.py): no argparse, no `commands`, no app module but the
-    hit's own (its snippet), no json or re, no functools (content/csqlite.py)."""
+    hit's own (its snippet), no json or re, no functools (sessidx/csqlite.py)."""
     ClaudeSession(cwd="/w", prompt="Fix the flaky login test").write(home)
     assert loaded_by("search", "--refresh") is not None
     loaded = loaded_by("search", "--limit", "10", "flaky", "login")
@@ -253,11 +253,11 @@ def test_a_cold_build_loads_only_what_reading_needs(home):
 
 
 def test_sqlite_loads_without_functools_and_functools_is_the_real_one_after():
-    """content/csqlite.py: `_sqlite3` is handed a stand-in for `functools` while it loads; its
+    """sessidx/csqlite.py: `_sqlite3` is handed a stand-in for `functools` while it loads; its
     statement cache works, and `functools` imported afterwards is the real module."""
     probe = """
 import sys
-from sessidx.content.csqlite import sqlite3
+from sessidx.csqlite import sqlite3
 assert "functools" not in sys.modules and "collections" not in sys.modules, sorted(sys.modules)
 db = sqlite3.connect(":memory:")
 print([db.execute("SELECT ? + 1", (i,)).fetchone()[0] for i in (1, 2, 1)])

@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
 else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
-    from sessidx.content.csqlite import sqlite3
+    from sessidx.csqlite import sqlite3
 
 
 class Hit:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from sessidx.config import Env
 else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
-    from sessidx.content.csqlite import sqlite3
+    from sessidx.csqlite import sqlite3
 
 SCHEMA_VERSION = 7  # 7: source_newest
 DatabaseError = sqlite3.DatabaseError  # for callers that do not import sqlite3 themselves
