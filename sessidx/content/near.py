@@ -81,6 +81,12 @@ def _vocabulary(db: sqlite3.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
 
 
+def terms_starting(db: sqlite3.Connection, start: str, most: int) -> list[str]:
+    """The index's first `most` terms beginning with `start` (its vocabulary table made if need be)."""
+    _vocabulary(db)
+    return _terms(db, start, most)
+
+
 def _terms(db: sqlite3.Connection, start: str, most: int = MOST_TERMS) -> list[str]:
     """The index's terms beginning with `start` (the first `most`)."""
     return [t for (t,) in db.execute("SELECT term FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT ?",

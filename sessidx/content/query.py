@@ -5,7 +5,7 @@ from __future__ import annotations
 import marshal
 
 from sessidx.content.cjk import cjk_apart, is_cjk
-from sessidx.content.near import PART, SCREEN, Near, add_typos, fold, groups, instead, mark, near_words
+from sessidx.content.near import PART, SCREEN, Near, add_typos, fold, groups, instead, mark, near_words, terms_starting
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
 from sessidx.when import within
@@ -228,10 +228,7 @@ def _spelt_out(db: sqlite3.Connection, term: str) -> str:
     word = term[1:-3]
     if not (term.startswith('"') and term.endswith('" *') and word.isascii() and word.isalnum()):
         return term
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
-    word = word.lower()  # as unicode61 folds an ASCII word
-    spelt = [t for (t,) in db.execute("SELECT term FROM temp.said_terms WHERE term >= ? AND term < ? LIMIT ?",
-                                      (word, word + "\U0010ffff", SPELT_OUT + 1))]
+    spelt = terms_starting(db, word.lower(), SPELT_OUT + 1)  # lower case: as unicode61 folds an ASCII word
     return "(" + " OR ".join(f'"{t}"' for t in spelt) + ")" if 0 < len(spelt) <= SPELT_OUT else term
 
 
