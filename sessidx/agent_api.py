@@ -139,12 +139,12 @@ class Sessions:
                      until: int | None, notes: list[str]) -> list[Found]:
         from sessidx.content import query as content_query
         from sessidx.content import store
-        from sessidx.local import content_brought_up_to_date
+        from sessidx.local import refresh_content, refresh_or_wait
 
         try:
             db = store.open_index(self.env)
             try:
-                if note := content_brought_up_to_date(self.env, db, store.KEYSTROKE_WAIT):
+                if note := refresh_or_wait(self.env, lambda: refresh_content(self.env, db), store.KEYSTROKE_WAIT)[1]:
                     notes.append(note)
                 return [Found(h.session, -h.score, h.snippet, h.also)
                         for h in content_query.search(db, query, app, limit, since=since, until=until)]

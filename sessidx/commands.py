@@ -461,14 +461,13 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
             return local.refresh_content(env, db, report, announce=not refresh_only)
 
     interrupted = failed = False
+    busy: str | None = None  # another sessidx still indexing: what it has so far answers
     try:
-        done = brought_up_to_date()
-        if done is None and store.wait_for_indexer(env, store.seconds_left(wait_until)) is None:
-            done = brought_up_to_date()  # the other one finished: what it left, if anything
+        busy = local.refresh_or_wait(env, brought_up_to_date, store.seconds_left(wait_until))[1]
     except KeyboardInterrupt:
-        done, interrupted = None, True
+        interrupted = True
     except store.OperationalError as exc:
-        done, failed = None, True
+        failed = True
         notes.append(f"the content index was not brought up to date ({exc}): searching what is indexed")
     if tty:
         sys.stderr.write("\r\x1b[K")  # the progress line goes
@@ -479,9 +478,8 @@ def search(env: Env, out: Out, query: str | None, app: str | None = None, as_jso
         return ExitCode.CANCELLED
     if refresh_only:
         return ExitCode.ERROR if failed else ExitCode.OK
-    if done is None and not failed:
-        indexer = store.wait_for_indexer(env, 0)
-        render.warn(indexer.note() if indexer else "another sessidx was indexing: searching what is indexed")
+    if busy:
+        render.warn(busy)
     if cut := content_query.query_note(query or ""):
         render.warn(cut)
     try:

@@ -129,19 +129,21 @@ def refresh_content(env: Env, db: Any, report: Callable[[Any], None] | None = No
             write_progress(env, None)
 
 
-def content_brought_up_to_date(env: Env, db: Any, seconds: float) -> str | None:
-    """refresh_content; when another sessidx is doing it, that one waited for up to `seconds`
-    (while it shows signs of life) and what it left done here. A note when the index may still
-    lack sessions: what is indexed so far answers then, and the note says so."""
+def refresh_or_wait(env: Env, refresh: Callable[[], dict[str, int] | None],
+                    seconds: float) -> tuple[dict[str, int] | None, str | None]:
+    """`refresh()` (refresh_content, as the caller makes it); when another sessidx is doing it,
+    that one waited for up to `seconds` (while it shows signs of life) and `refresh()` again
+    for what it left. Its stats, or None; and a note when the index may still lack sessions:
+    what is indexed so far answers then, and the note says so."""
     from sessidx.content.store import wait_for_indexer
 
-    if refresh_content(env, db) is not None:
-        return None
-    indexer = wait_for_indexer(env, seconds)
-    if indexer is None and refresh_content(env, db) is not None:
-        return None
-    indexer = indexer or wait_for_indexer(env, 0)
-    return indexer.note() if indexer else "another sessidx was indexing: searching what is indexed"
+    done = refresh()
+    if done is None and wait_for_indexer(env, seconds) is None:
+        done = refresh()
+    if done is not None:
+        return done, None
+    indexer = wait_for_indexer(env, 0)
+    return None, indexer.note() if indexer else "another sessidx was indexing: searching what is indexed"
 
 
 class ThisMachine:

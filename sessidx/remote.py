@@ -750,7 +750,8 @@ def search_hosts(env: Env, out: Out, names: list[str], query: str, app: str | No
         from sessidx.content import query as content_query
         from sessidx.content import store
 
-        if note := local.content_brought_up_to_date(env, db := store.open_index(env), store.KEYSTROKE_WAIT):
+        db = store.open_index(env)
+        if note := local.refresh_or_wait(env, lambda: local.refresh_content(env, db), store.KEYSTROKE_WAIT)[1]:
             render.warn(note)
         return [(-h.score, h.session, h.snippet) for h in content_query.search(db, query, app, limit)]
 
