@@ -50,13 +50,23 @@ class Index:
 
     def __init__(self, sessions: list[Session], timings_ms: dict[str, float] | None = None,
                  problems: list[str] | None = None, env: Env | None = None,
-                 present: frozenset[str] = frozenset()) -> None:
+                 stamps: list[dict[str, Any]] | None = None) -> None:
         self.sessions = sessions
-        self.present = present  # the transcripts this run stat'ed, there a moment ago (refusals.Looks)
         self.timings_ms = timings_ms or {}
         self.problems = problems or []
         self.demo = False
         self.env = env
+        self._stamps = stamps or []  # per app, each source's stamp as this run stat'ed it
+        self._present: frozenset[str] | None = None
+
+    @property
+    def present(self) -> frozenset[str]:
+        """The transcripts this run stat'ed, there a moment ago (refusals.Looks): made when
+        asked (`list` and the fresh list ask; most builds do not)."""
+        if self._present is None:  # a stamp holds its own size first (None: not there), then its companions'
+            self._present = frozenset(key for current in self._stamps for key, stamp in current.items()
+                                      if type(stamp) is tuple and stamp and stamp[0] is not None)
+        return self._present
 
 
 def cache_path(env: Env) -> str | None:
@@ -144,9 +154,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     if changed and (problem := cache.write(path, marshal.dumps({"version": CACHE_VERSION, "apps": fresh})
                                            + _lookup(fresh))):
         problems.append(problem)
-    present = frozenset(key for read in reads for key, stamp in read.current.items()
-                        if type(stamp) is tuple and stamp and stamp[0] is not None)  # its own size, then companions
-    return Index(_newest_first(sessions), timings, problems, env, present)
+    return Index(_newest_first(sessions), timings, problems, env, [read.current for read in reads])
 
 
 def mark_first_press(env: Env) -> str | None:
