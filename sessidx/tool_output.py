@@ -136,7 +136,7 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
 
 
 def _openings(line: str) -> list[int]:
-    """Where each string after one of _KEYS starts (`"content":"`, `"stdout": "`): found by
+    """Where each string after one of _QUOTED_KEYS starts (`"content":"`, `"stdout": "`): found by
     the `":` every one of them holds (one pass, in C; a long record holds a few), not by a
     pass over the line per key."""
     out = []
