@@ -32,6 +32,19 @@ class Tmux:
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p", "-J", "-t", "t")
 
+    def processes(self) -> str:
+        """What runs on the pane's terminal (for a failure's message: a key typed that never
+        showed was read by someone, or nobody was reading)."""
+        tty = self._tmux("display-message", "-p", "-t", "t", "#{pane_tty}").strip()
+        if not tty:
+            return "(no pane)"
+        try:
+            done = subprocess.run(["ps", "-t", tty.removeprefix("/dev/"), "-o", "pid,ppid,stat,etime,wchan:20,args"],
+                                  capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError) as exc:  # no procps on this machine
+            return f"(no process list: {exc})"
+        return done.stdout or done.stderr
+
     def until(self, check: Callable[[str], bool], what: str, timeout: float = DEFAULT_TIMEOUT) -> str:
         deadline = time.monotonic() + timeout
         while True:
@@ -39,7 +52,7 @@ class Tmux:
             if check(screen):
                 return screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}\n>>>>\n{screen}\n<<<<")
+                raise AssertionError(f"timed out waiting for {what}\n>>>>\n{screen}\n<<<<\n{self.processes()}")
             time.sleep(0.05)
 
     def until_file(self, path: Path, what: str, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -61,7 +74,7 @@ class Tmux:
                 return
             except AssertionError:
                 continue
-        raise AssertionError(f"the shell never showed a prompt\n>>>>\n{self.screen()}\n<<<<")
+        raise AssertionError(f"the shell never showed a prompt\n>>>>\n{self.screen()}\n<<<<\n{self.processes()}")
 
     def kill(self) -> None:
         self._tmux("kill-server")
