@@ -46,5 +46,7 @@ def test_an_empty_answer_names_the_filter(home):
     env = {"SESSIDX_HOME": str(home)}
     done = run_cli("list", "--since", "1d", env=env)
     assert done.returncode != 0 and done.stderr.strip() == "sessidx: no session used in the last 1d"
-    done = run_cli("list", "--app", "claude", "--since", "2026-11-30", "--until", "2026-12-01", env=env)
-    assert "no claude session used since 2026-11-30 and until 2026-12-01" in done.stderr
+    # two days that hold no session, whatever today is: the session is five days old
+    since, until = (time.strftime("%Y-%m-%d", time.localtime(time.time() - days * 86400)) for days in (3, 2))
+    done = run_cli("list", "--app", "claude", "--since", since, "--until", until, env=env)
+    assert f"no claude session used since {since} and until {until}" in done.stderr
