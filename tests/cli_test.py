@@ -141,6 +141,19 @@ def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch
     assert seen["lines"] and "demo home" in seen["note"]
 
 
+def test_the_demo_homes_moved_codex_rollouts_are_searched(home, tmp_path, monkeypatch):
+    """The demo's Codex threads recorded their rollouts on another machine: the listing finds
+    them by id in the demo home, and so must the content index and its snippets, though the
+    process's own HOME names another home (it found the demo's words in no Codex session)."""
+    monkeypatch.delenv("SESSIDX_HOME")
+    env = {"HOME": str(tmp_path / "nobody"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for attempt in ("first index", "answered from the index"):
+        done = run_cli("search", "--json", "exponential", env=env)
+        assert done.returncode == 0, (attempt, done.stderr)
+        (hit,) = [json.loads(line) for line in done.stdout.splitlines()]
+        assert hit["app"] == "codex" and "exponential" in hit["snippet"], (attempt, hit)
+
+
 def test_check_tells_fzf_what_enter_does(home, tmp_path):
     """The picker's Enter and Alt-Enter: accept what can be resumed, keep the picker with the
     reason otherwise."""

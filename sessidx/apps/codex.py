@@ -126,6 +126,10 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
 
 
 _FOUND: dict[str, dict[str, str]] = {}  # per home, its rollouts by thread id: looked for once a process
+# The homes this process listed (every listing, warm or cold, asks `sources`), in order: a moved
+# rollout is looked for there first. The process's own variables can name another home: the
+# demo home is listed with an env of its own.
+_LISTED: dict[str, None] = {}
 
 
 def _rollout_id(name: str) -> re.Match[str] | None:
@@ -281,10 +285,12 @@ class Codex:
         by its id (a home moved or restored). The resume still refuses it (see plan)."""
         if session.path and os.path.isfile(session.path):
             return session.path
-        home = self.home(current_env())
-        if home not in _FOUND:
-            _FOUND[home] = _rollouts_by_id(home)
-        return _FOUND[home].get(session.id, session.path)
+        for home in [*_LISTED, self.home(current_env())]:
+            if home not in _FOUND:
+                _FOUND[home] = _rollouts_by_id(home)
+            if session.id in _FOUND[home]:
+                return _FOUND[home][session.id]
+        return session.path
 
     def state_db(self, env: Env) -> str | None:
         folder = env.get("CODEX_SQLITE_HOME") or self.home(env)
@@ -297,6 +303,7 @@ class Codex:
 
     def sources(self, env: Env) -> Iterator[Source]:
         home = self.home(env)
+        _LISTED[home] = None
         index_file = os.path.join(home, "session_index.jsonl")
         index_stamp = stamp_or_none(index_file)
         db = self.state_db(env)
