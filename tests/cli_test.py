@@ -144,7 +144,8 @@ def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch
 def test_the_demo_homes_moved_codex_rollouts_are_searched(home, tmp_path, monkeypatch):
     """The demo's Codex threads recorded their rollouts on another machine: the listing finds
     them by id in the demo home, and so must the content index and its snippets, though the
-    process's own HOME names another home (it found the demo's words in no Codex session)."""
+    process's own HOME names another home (it found the demo's words in no Codex session, and
+    the preview showed none of what was said)."""
     monkeypatch.delenv("SESSIDX_HOME")
     env = {"HOME": str(tmp_path / "nobody"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     for attempt in ("first index", "answered from the index"):
@@ -152,6 +153,9 @@ def test_the_demo_homes_moved_codex_rollouts_are_searched(home, tmp_path, monkey
         assert done.returncode == 0, (attempt, done.stderr)
         (hit,) = [json.loads(line) for line in done.stdout.splitlines()]
         assert hit["app"] == "codex" and "exponential" in hit["snippet"], (attempt, hit)
+    # the preview (a process that lists nothing) shows what was said in it too
+    shown = run_cli("preview", "--shell", "bash", f"codex:{hit['id']}", env=env).stdout
+    assert "exponential backoff" in shown.partition("said lately")[2], shown
 
 
 def test_check_tells_fzf_what_enter_does(home, tmp_path):

@@ -29,7 +29,7 @@ from sessidx.apps.base import (
     tool_words,
     unknown_record_types,
 )
-from sessidx.config import current_env
+from sessidx.config import current_env, demo_env
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -128,7 +128,7 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
 _FOUND: dict[str, dict[str, str]] = {}  # per home, its rollouts by thread id: looked for once a process
 # The homes this process listed (every listing, warm or cold, asks `sources`), in order: a moved
 # rollout is looked for there first. The process's own variables can name another home: the
-# demo home is listed with an env of its own.
+# demo home is listed with an env of its own (and the preview lists nothing).
 _LISTED: dict[str, None] = {}
 
 
@@ -285,7 +285,8 @@ class Codex:
         by its id (a home moved or restored). The resume still refuses it (see plan)."""
         if session.path and os.path.isfile(session.path):
             return session.path
-        for home in [*_LISTED, self.home(current_env())]:
+        env = current_env()  # then this process's home, then the demo's (index.load's fallback)
+        for home in [*_LISTED, self.home(env), self.home(demo_env(env))]:
             if home not in _FOUND:
                 _FOUND[home] = _rollouts_by_id(home)
             if session.id in _FOUND[home]:
