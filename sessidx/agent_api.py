@@ -57,17 +57,20 @@ class Planned:
 class Sessions:
     """The sessions here and on the SSH hosts, through the code the picker uses."""
 
-    def __init__(self, env: Env) -> None:
+    def __init__(self, env: Env, demo: bool = False) -> None:
+        """`demo`: the bundled demo home when the machine has no sessions, as the picker and
+        `list` show it (export); an agent is never shown it as this machine's."""
         self.env = env
+        self.demo = demo
         self._local: list[Session] | None = None
 
     def local(self) -> list[Session]:
         """This machine's sessions, archived ones too, newest first (read once per call)."""
         if self._local is None:
             from sessidx.apps import present
-            from sessidx.index import build
+            from sessidx.index import build, load
 
-            self._local = build(self.env, present(self.env)).sessions
+            self._local = (load(self.env) if self.demo else build(self.env, present(self.env))).sessions
         return self._local
 
     def hosts(self, names: list[str] | None) -> tuple[bool, list[Any]]:

@@ -77,7 +77,7 @@ def render_doc(doc: dict[str, Any], as_json: bool) -> str:
 
 def export(env: Env, out: Any, ident: str, as_json: bool = False, output: str | None = None) -> int:
     """`sessidx export ID [--json] [-o FILE]`."""
-    text = render_doc(document(Sessions(env), ident), as_json)
+    text = render_doc(document(Sessions(env, demo=True), ident), as_json)
     if output is None or output == "-":
         out(text)
         return ExitCode.OK
@@ -96,7 +96,7 @@ def to_file(env: Env, out: Any, ident: str | None) -> int:
         out("change-header:no session to export")
         return ExitCode.OK
     try:
-        doc = document(Sessions(env), ident)
+        doc = document(Sessions(env, demo=True), ident)
         stem = f"sessidx-{doc['app']}-{''.join(c for c in doc['session_id'] if c.isalnum() or c in '-_')[:36]}"
         text = markdown(doc) + "\n"
         for n in range(1, 100):

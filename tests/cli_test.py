@@ -145,7 +145,7 @@ def test_the_demo_homes_moved_codex_rollouts_are_searched(home, tmp_path, monkey
     """The demo's Codex threads recorded their rollouts on another machine: the listing finds
     them by id in the demo home, and so must the content index and its snippets, though the
     process's own HOME names another home (it found the demo's words in no Codex session, and
-    the preview showed none of what was said)."""
+    the preview showed none of what was said; `export` knew no demo session at all)."""
     monkeypatch.delenv("SESSIDX_HOME")
     env = {"HOME": str(tmp_path / "nobody"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     for attempt in ("first index", "answered from the index"):
@@ -156,6 +156,14 @@ def test_the_demo_homes_moved_codex_rollouts_are_searched(home, tmp_path, monkey
     # the preview (a process that lists nothing) shows what was said in it too
     shown = run_cli("preview", "--shell", "bash", f"codex:{hit['id']}", env=env).stdout
     assert "exponential backoff" in shown.partition("said lately")[2], shown
+    # a row the picker and `list` show exports (Alt-E) as well; an agent is never shown the demo
+    exported = run_cli("export", f"codex:{hit['id']}", env=env)
+    assert exported.returncode == 0 and "exponential backoff" in exported.stdout.partition("## Conversation")[2]
+    from sessidx.agent_api import Sessions
+    from sessidx.config import current_env
+
+    monkeypatch.setenv("HOME", env["HOME"])
+    assert Sessions(current_env()).local() == []
 
 
 def test_check_tells_fzf_what_enter_does(home, tmp_path):
