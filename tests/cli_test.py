@@ -141,7 +141,7 @@ def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch
     assert seen["lines"] and "demo home" in seen["note"]
 
 
-def test_the_demo_homes_moved_codex_rollouts_are_searched(home, tmp_path, monkeypatch):
+def test_the_demo_homes_codex_threads_are_searched_previewed_and_exported(home, tmp_path, monkeypatch):
     """The demo's Codex threads recorded their rollouts on another machine: the listing finds
     them by id in the demo home, and so must the content index and its snippets, though the
     process's own HOME names another home (it found the demo's words in no Codex session, and
