@@ -346,7 +346,9 @@ def screen(report: Report) -> list[str]:
         kept = f" ({h.kept})" if h.kept else ""
         lines.append(render.clean(f"host {h.name}  {h.sessions} sessions{kept}  heard {_when(h.heard_ms)}"))
     if not report.hosts:
-        lines.append("hosts          none named (SESSIDX_HOSTS, ~/.config/sessidx/hosts)")
+        from sessidx.hosts import NONE_NAMED
+
+        lines.append(f"hosts          {NONE_NAMED}")
     lines += [render.clean(line) for line in _findings(report.findings, "  ")]
     problems = report.problems
     lines.append(f"{problems} problem{'s' if problems != 1 else ''}" if problems else "no problems")

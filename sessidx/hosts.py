@@ -137,6 +137,9 @@ def config_path(env: Env) -> str | None:
     return os.path.join(base, "sessidx", HOSTS_FILE) if os.path.isabs(base) else None
 
 
+NONE_NAMED = "no SSH hosts named (SESSIDX_HOSTS, or ~/.config/sessidx/hosts: one a line)"
+
+
 def configured(env: Env) -> tuple[list[Host], list[str]]:
     """The hosts named, in order, each once, and a note for every name that is not a host."""
     given = env.vars.get("SESSIDX_HOSTS")

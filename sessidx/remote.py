@@ -30,6 +30,7 @@ from sessidx.apps.base import HeldBack
 from sessidx.errors import ExitCode, SessidxError
 from sessidx.hosts import (
     HOST_TEXT,
+    NONE_NAMED,
     Call,
     Heard,
     Host,
@@ -893,6 +894,8 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
         return ExitCode.OK
     for problem in problems:
         render.warn(problem)
+    if not hosts:
+        render.warn(NONE_NAMED)
     for h in heard:
         when = "never" if not h.at else "just now" if render.age(h.at) == "now" else f"{render.age(h.at)} ago"
         note = f"  {h.note}" if h.note else ""

@@ -96,7 +96,9 @@ def test_nothing_is_contacted_unless_a_host_is_named(client, tmp_path, home):
     run_cli("list", env=client.env(""), check=True)
     run_cli("lines", env=client.env(""), check=True)
     assert not alpha.cache.exists()  # no call ever reached it
-    assert run_cli("hosts", env=client.env("")).stdout == ""
+    named_none = run_cli("hosts", env=client.env(""))
+    assert named_none.returncode == 0 and named_none.stdout == ""
+    assert named_none.stderr == "sessidx: no SSH hosts named (SESSIDX_HOSTS, or ~/.config/sessidx/hosts: one a line)\n"
 
 
 def _refresh_in_process(client: Client, hosts: str, monkeypatch: pytest.MonkeyPatch) -> list:
