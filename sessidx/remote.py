@@ -894,7 +894,7 @@ def hosts_command(env: Env, out: Out, do_refresh: bool, fzf: bool) -> int:
         return ExitCode.OK
     for problem in problems:
         render.warn(problem)
-    if not hosts:
+    if not hosts and not problems:  # (a name refused says so in its one line)
         render.warn(NONE_NAMED)
     for h in heard:
         when = "never" if not h.at else "just now" if render.age(h.at) == "now" else f"{render.age(h.at)} ago"
