@@ -20,6 +20,7 @@ from sessidx.index import (
     from_cache,
     load,
     mark_first_press,
+    wait_for_first_press,
 )
 from sessidx.model import Session
 from sessidx.readers import git_common_dir
@@ -170,11 +171,14 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     first = from_cache(env, present(env))
     note: str | None
     cold = first is None and _any_source(env)
+    state = state_folder(env)
+    cut = None
     lines: list[str] | int
     if cold:
-        # The first press ever: no cache to draw from. fzf opens at once with a note, and the
-        # rows stream in newest first; the note leaves when they are all in.
-        lines, note = _stream_into_pipe(env, width), INDEXING_NOTE
+        # The first press ever: no cache to draw from. fzf opens at once with a note; the
+        # newest rows come first and end fzf's input, then the whole list; the note leaves with it.
+        cut = _cut_file(state)
+        lines, note = _stream_into_pipe(env, width, cut), INDEXING_NOTE
     else:
         index = first if first and first.sessions else local.listing(env, announce=False)  # demo note: fzf's header
         sessions = [s for s in index.sessions if not s.archived]
@@ -188,14 +192,32 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
     popup = env.get("SESSIDX_TMUX") if env.get("TMUX") else None
     try:
         picked = run_fzf(lines, query or "", fzf, env.get("SESSIDX_FZF_OPTS"), shell_name, note=note, tmux=popup,
-                         cold=cold, size=size, hosts=hosts, state=state_folder(env))
+                         cold=cold, size=size, hosts=hosts, state=state, cut=cut)
     finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
+        if cut:
+            try:  # noqa: SIM105 - contextlib loads functools and collections into the key press
+                os.unlink(cut)
+            except OSError:
+                pass
         if not cold and not index.demo:
             _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
             from sessidx.picker import keep_launch
 
             keep_launch(env, shell_name, size, hosts)  # the next press: no Python before fzf
     return resume(env, out, picked.key, shell=shell_name, allow_permissive=picked.permissive)
+
+
+def _cut_file(state: str | None) -> str | None:
+    """A file that says the first press's input ends before its last row (_stream_into_pipe),
+    for fzf's load event; None when it cannot be made (every row then comes on the input)."""
+    if state is None:
+        return None
+    path = os.path.join(state, f"picker-cut-{os.getpid()}")
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        return None
+    return path
 
 
 def _any_source(env: Env) -> bool:
@@ -253,8 +275,10 @@ def _in_scope(sessions: list[Session], scope: str | None, here: str | None) -> l
 def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = None) -> int:
     """The fresh list for fzf's reload: changed sources re-read, every row's mark looked up;
     one app's, or this folder's or repository's. The whole list is also kept, rendered, for
-    the next key press's first screen."""
+    the next key press's first screen. During a first press ever, the list of its index, once
+    built: not a second build beside it on the cores that press needs."""
     here = os.environ.get("PWD")
+    wait_for_first_press(env)
     if (since := env.get("SESSIDX_HOSTS_SINCE")) and since.isdigit():  # the picker's reload after its hosts' refresh
         from sessidx.hosts import refresh_wait, wait_for_refresh
 
@@ -327,17 +351,21 @@ def _keep_rows(env: Env, width: int, sessions: list[Session], lines: list[str]) 
     return cwds
 
 
-def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Callable[[], None] | None = None) -> int:
+def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Callable[[bool], None] | None = None,
+                  first: int | None = None) -> int:
     """The first press ever (no cache yet): the sessions go to fzf as they are read, newest
     first across every app (index.build lists every source first, then parses newest first),
     in fixed columns; the next press finds them cached and sorted. A reader that went away
     (fzf closed early) stops the rows, not the indexing: the next press is a warm one.
-    `rows_done` is called after the last row, before the cache is written."""
+    `rows_done(False)` is called after the last row, before the cache is written; with `first`,
+    `rows_done(True)` after the batch that makes that many sessions when more are to come, and
+    no row is written after it."""
     from sessidx.index import build  # not at the top: this module has a `build` of its own
 
     here = os.environ.get("PWD")
     width = width or _list_width(env)
     gone = False
+    given = 0
     failed: SessidxError | None = None  # a write error (a full disk): said once the index is built
 
     def write(text: str) -> None:
@@ -357,13 +385,19 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
     write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
     def emit(batch: list[Session], last: bool) -> None:
+        nonlocal given
+        if given < 0:  # the rows have ended (`first`)
+            return
         sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
         rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
             write("\n".join(rows))
-        if last and rows_done is not None:
-            rows_done()
+        given += len(batch)
+        if last or (first is not None and given >= first):
+            given = -1
+            if rows_done is not None:
+                rows_done(not last)
 
     marker = mark_first_press(env)
     try:
@@ -379,11 +413,19 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
     return ExitCode.OK
 
 
-def _stream_into_pipe(env: Env, width: int) -> int:
-    """The first press's rows, from a forked child, into a pipe that is fzf's stdin: fzf opens
-    at once and no second interpreter starts and imports before the first row (as a reload
-    would). The child lets go of the terminal's and the shell's streams; fzf's `load` event
-    (the pipe's end) is when every row is in."""
+# The first press ever ends fzf's input after the top of the screen (index._Batches.FIRST):
+# rows that end the input are drawn at once, where fzf looks for more input at growing
+# intervals (10-50 ms) while it lasts. The load event then reloads the whole list.
+FIRST_ROWS = 12
+
+
+def _stream_into_pipe(env: Env, width: int, cut: str | None) -> int:
+    """The first press's newest rows, from a forked child, into a pipe that is fzf's stdin: fzf
+    opens at once and no second interpreter starts and imports before the first row (as a
+    reload would). With a `cut` file (_cut_file), the pipe ends after FIRST_ROWS sessions, and
+    fzf's `load` event reloads the whole list (picker.load_script), which waits for the index
+    the child goes on to write (picker_feed); when that was every row, the child removes the
+    file first. The child lets go of the terminal's and the shell's streams."""
     read_end, write_end = os.pipe()
     if os.fork():
         os.close(write_end)
@@ -399,14 +441,19 @@ def _stream_into_pipe(env: Env, width: int) -> int:
         def out(line: str) -> None:
             sys.stdout.write(line + "\n")
 
-        def rows_done() -> None:  # fzf's `load` (every row in) before the cache write, not after
+        def rows_done(more: bool) -> None:  # fzf's `load`: the end of its input, at once
             try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
                 sys.stdout.flush()
             except OSError:
                 pass
-            os.close(1)  # nothing more is written: the last batch was the last
+            if cut and not more:
+                try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
+                    os.unlink(cut)
+                except OSError:
+                    pass  # the whole list is then reloaded: the same rows
+            os.close(1)  # nothing more is written
 
-        picker_stream(env, out, width, rows_done)
+        picker_stream(env, out, width, rows_done, FIRST_ROWS if cut else None)
     finally:
         os._exit(0)
 

@@ -235,18 +235,29 @@ def held_check(me: str) -> str:
     return "SESSIDX_ROW={1}; export SESSIDX_ROW; case $FZF_LIST_LABEL in " + _HELD.format(me=me) + " esac"
 
 
-def load_script(me: str, state: str | None, first: str, reloads: bool) -> str:
-    """What each load event runs (sh, in fzf): the first time, `first` too (the fresh list, or the
-    note's end; when it `reloads`, that list's own load goes on from here); then, when the
+def load_script(me: str, state: str | None, first: str | None, reloads: bool, note_gone: str | None = None,
+                cut: str | None = None) -> str:
+    """What each load event runs (sh, in fzf): the first time, `first` too (the fresh list, or
+    nothing; when it `reloads`, that list's own load goes on from here) and `note_gone` while
+    the prompt is the first one (Ctrl-A, Ctrl-S and Ctrl-F put headers of their own, which the
+    note's end must not replace). While the file `cut` is there (the first press's input ended
+    before its last row), the whole list is reloaded first, and the load after it does that
+    (the header label, never drawn, says which: empty, `~`, then `=`); then, when the
     query's `app:`/`since:` words are not what the list was filtered by (a reload lost, see
     WORDS_FILE), the list again, at most three times for those filters after a keystroke (the
     input label, never drawn, counts them: `=`, `==`, `===` and the filters); else the check of a
     held key."""
     from sessidx.render import CONTENT_PROMPT
 
-    first_time = _sh_quote(f"change-header-label(=)+{first}+")  # the header label, never drawn, says it was done
-    return ("pre=; [ -n \"$FZF_HEADER_LABEL\" ] || pre=" + first_time + "; "
-            + ("[ -z \"$pre\" ] || { printf '%s' \"${pre%+}\"; exit; }; " if reloads else "")
+    # each action in $pre ends in `+`: it goes before the others
+    done = (f"pre={_sh_quote('change-header-label(=)+' + (first + '+' if first else ''))}"
+            + (f"; [ \"$FZF_PROMPT\" != {_sh_quote(prompt_of(False, None, None))} ] || "
+               f"pre={_sh_quote(note_gone + '+')}\"$pre\"" if note_gone else "")
+            + ("; printf '%s' \"${pre%+}\"; exit" if reloads else ""))
+    whole = f"change-header-label(~)+reload-sync(exec {me} lines)"
+    stages = (f"'') [ ! -e {_sh_quote(cut)} ] || {{ printf '%s' {_sh_quote(whole)}; exit; }}; {done};; '~') {done};; "
+              if cut else f"'') {done};; ")
+    return ("pre=; case $FZF_HEADER_LABEL in " + stages + "esac; "
             + f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) ;; *) "
             + _QUERY_WORDS + _loaded(state)
             + "if [ \"$want\" != \"$loaded\" ]; then case $FZF_INPUT_LABEL in \"===$want\") ;; "
@@ -354,9 +365,10 @@ def terminal_size() -> tuple[int, int]:
 
 def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: str | None = None,
                 tmux: str | None = None, cold: bool = False, size: tuple[int, int] = (200, 50),
-                hosts: bool = False, state: str | None = None) -> list[str]:
+                hosts: bool = False, state: str | None = None, cut: str | None = None) -> list[str]:
     """fzf's argv for the picker (its input: the rows, the column names first); `state`: the
-    cache folder, where each list's filter words are written down (WORDS_FILE)."""
+    cache folder, where each list's filter words are written down (WORDS_FILE); `cut`: the file
+    that says a first press's input ended before its last row (load_script)."""
     import time
 
     me = self_command()
@@ -364,7 +376,9 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
     # header's notes); the list is reloaded once that is done, by a reload-sync (the rows stay
     # usable meanwhile) that waits for it: fzf does not run a reload that a bg-transform returns
     fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} exec {me} lines" if hosts else f"exec {me} lines"
-    note_gone = f"change-header({HEADER})" + (f"+reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})" if hosts else "")
+    # the first press ever: the note leaves when every row is in (and with hosts, the list is
+    # reloaded once more when they have answered)
+    hosts_list = f"reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})" if hosts else None
     # one line, its breaks as `\n` for printf's %b: an action a transform prints is one line
     # the query words after the keys on screen, so that a small pane shows them too
     help_text = "\\n".join([*(f"{key:<16}{what}" for key, what in KEYS[:3]),
@@ -418,14 +432,16 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         f"--bind=change:{FORGET_HELD}+transform:{change_script(me, state)}",
         # The fresh list: after the cached rows are drawn (a start-time reload-sync held the
         # first screen back until it was done), once, since its own end is a load event too.
-        # With no cached rows (a first run) there is nothing to draw first: the rows stream in
-        # newest first on fzf's stdin, and the note leaves at its end (fzf's one load event).
+        # With no cached rows (a first run) there is nothing to draw first: the newest rows come
+        # on fzf's stdin, which ends after them; its load reloads the whole list (which waits
+        # for that press's index), and the note leaves at that list's load.
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
         "--bind=start:unbind(result)" + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
         # After the first load, each load event makes sure the list is filtered by the query's
         # words (a reload may have been lost), then checks a held key (load_script).
-        "--bind=load:transform:" + (load_script(me, state, note_gone, hosts) if cold
+        "--bind=load:transform:" + (load_script(me, state, hosts_list, hosts, f"change-header({HEADER})", cut)
+                                    if cold
                                     else load_script(me, state, f"reload-sync({fresh})", True)),
     ]
     if tmux:
@@ -442,9 +458,10 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
 
 def run_fzf(lines: list[str] | bytes | int, query: str, fzf: str, extra_opts: str | None, shell: str,
             note: str | None = None, tmux: str | None = None, cold: bool = False,
-            size: tuple[int, int] = (200, 50), hosts: bool = False, state: str | None = None) -> Picked:
+            size: tuple[int, int] = (200, 50), hosts: bool = False, state: str | None = None,
+            cut: str | None = None) -> Picked:
     """fzf over `lines` (a list, the bytes of its lines, or an open file of them)."""
-    cmd = fzf_command(query, fzf, extra_opts, shell, note, tmux, cold, size, hosts, state)
+    cmd = fzf_command(query, fzf, extra_opts, shell, note, tmux, cold, size, hosts, state, cut)
     # fzf runs preview and reload through $SHELL; sh keeps that POSIX whatever the login shell.
     env = {**os.environ, "SHELL": "/bin/sh"}
     given = lines if isinstance(lines, (bytes, int)) else ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")

@@ -129,7 +129,7 @@ def test_the_picker_on_an_empty_home_and_on_the_demo(home, tmp_path, monkeypatch
         commands.pick(current_env(), print, None, "bash")
     seen = {}
 
-    def fake_fzf(lines, query, fzf, opts, shell, note=None, tmux=None, cold=False, size=None, hosts=False, state=None):
+    def fake_fzf(lines, query, fzf, opts, shell, note=None, tmux=None, cold=False, size=None, hosts=False, state=None, cut=None):
         seen.update(lines=lines, note=note)
         raise Cancelled()
 

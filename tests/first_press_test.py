@@ -25,13 +25,46 @@ def test_the_rows_are_all_out_before_the_cache_is_written(home):
     lines: list[str] = []
     seen_at_done: list[tuple[int, bool]] = []
 
-    def rows_done() -> None:
+    def rows_done(more: bool) -> None:
         path = index.cache_path(env)
-        seen_at_done.append((sum(line.count("\n") + 1 for line in lines[1:]), bool(path and os.path.exists(path))))
+        seen_at_done.append((sum(line.count("\n") + 1 for line in lines[1:]), more,
+                             bool(path and os.path.exists(path))))
 
     assert commands.picker_stream(env, lines.append, 120, rows_done) == 0
-    assert seen_at_done == [(30, False)]  # every row out, the cache not yet written
+    assert seen_at_done == [(30, False, False)]  # every row out, none to come, the cache not yet written
     assert os.path.exists(index.cache_path(env) or "")  # written after
+
+
+def test_the_first_press_ends_its_rows_after_the_top_of_the_screen(home):
+    """fzf draws the rows of an input that has ended at once; the rest come by the reload that
+    its load event runs, from the index this press goes on to write."""
+    for i in range(30):
+        ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
+    env = current_env()
+    lines: list[str] = []
+    seen_at_done: list[tuple[int, bool]] = []
+
+    def rows_done(more: bool) -> None:
+        path = index.cache_path(env)
+        seen_at_done.append((sum(line.count("\n") + 1 for line in lines[1:]), more,
+                             bool(path and os.path.exists(path))))
+
+    assert commands.picker_stream(env, lines.append, 120, rows_done, commands.FIRST_ROWS) == 0
+    assert seen_at_done == [(commands.FIRST_ROWS, True, False)]  # the newest, then the top of the screen; once
+    assert sum(line.count("\n") + 1 for line in lines[1:]) == commands.FIRST_ROWS  # nothing after
+    assert len(index.load(env).sessions) == 30
+    assert os.path.exists(index.cache_path(env) or "")  # every session indexed all the same
+
+
+def test_a_first_press_whose_rows_fit_the_top_of_the_screen_says_none_are_to_come(home):
+    """Then fzf's load event reloads nothing: the rows on its input are every row."""
+    for i in range(5):
+        ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
+    calls: list[bool] = []
+    lines: list[str] = []
+    assert commands.picker_stream(current_env(), lines.append, 120, calls.append, commands.FIRST_ROWS) == 0
+    assert calls == [False]
+    assert sum(line.count("\n") + 1 for line in lines[1:]) == 5
 
 
 def test_the_newest_row_goes_out_alone_before_the_next_sources_are_read(home):
@@ -95,3 +128,30 @@ def test_a_first_press_that_died_is_not_waited_for(first_press):
     assert time.monotonic() - started < 1
     os.unlink(marker)
     assert index.wait_for_first_press(env) is False  # no first press at all
+
+
+def test_the_whole_list_after_the_first_rows_is_that_presss_index(first_press, monkeypatch):
+    """The first press's load event reloads the list (`lines`): it lists from the index that
+    press is writing, once written, and builds none beside it."""
+    env, session, marker, sleeper = first_press
+    listed_while_marked: list[bool] = []
+    real_load = commands.load
+
+    def load(*args, **kwargs):
+        listed_while_marked.append(os.path.exists(marker))
+        return real_load(*args, **kwargs)
+
+    def finish_first_press() -> None:
+        index.build(env, APPS.values())  # the first press's cache write
+        os.unlink(marker)
+
+    monkeypatch.setattr(commands, "load", load)
+    finisher = threading.Timer(0.2, finish_first_press)
+    finisher.start()
+    out: list[str] = []
+    try:
+        assert commands.picker_feed(env, out.append) == 0
+    finally:
+        finisher.join()
+    assert listed_while_marked == [False]
+    assert "The newest one" in "\n".join(out)

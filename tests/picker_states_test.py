@@ -46,7 +46,8 @@ def screens_until(tmux: Tmux, check, what: str, timeout: float = 30) -> list[str
 @pytest.mark.shell
 def test_the_first_press_note_leaves_once_every_row_is_in(home, tmp_path):
     """The note says the sessions are being indexed; once the last row is in (`N/N`), it goes at
-    once, not on some later event."""
+    once, not on some later event: after the newest rows, which end fzf's input, and the whole
+    list reloaded after them. The file that said the input ended early goes with the picker."""
     require("tmux")
     count = 600
     make_many_sessions(home, count)
@@ -58,6 +59,7 @@ def test_the_first_press_note_leaves_once_every_row_is_in(home, tmp_path):
         tmux.until(lambda s: NOTE not in s, "the note gone once the rows are in", timeout=1.0)
         tmux.send("Escape")
         tmux.until(lambda s: "session>" not in s and "$" in s, "back at the prompt")
+        assert not list((tmp_path / "cache").rglob("picker-cut-*"))
     finally:
         tmux.kill()
 
