@@ -210,10 +210,15 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
 def _cut_file(state: str | None) -> str | None:
     """A file that says the first press's input ends before its last row (_stream_into_pipe),
     for fzf's load event; None when it cannot be made (every row then comes on the input)."""
+    from sessidx.cache import folder_problem
+
     if state is None:
         return None
     path = os.path.join(state, f"picker-cut-{os.getpid()}")
     try:
+        os.makedirs(state, mode=0o700, exist_ok=True)  # the first press ever: likely not made yet
+        if folder_problem(state):
+            return None
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600))
     except OSError:
         return None

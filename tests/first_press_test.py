@@ -155,3 +155,33 @@ def test_the_whole_list_after_the_first_rows_is_that_presss_index(first_press, m
         finisher.join()
     assert listed_while_marked == [False]
     assert "The newest one" in "\n".join(out)
+
+
+def test_the_first_press_ever_ends_fzfs_input_at_the_top_of_the_screen(home, tmp_path, monkeypatch):
+    """Through `pick`, on a machine whose cache folder is not made yet (a first press ever's):
+    fzf's input ends after the newest FIRST_ROWS rows, the cut file says more are to come while
+    fzf runs, and it is gone once fzf is."""
+    from sessidx import picker
+    from sessidx.errors import Cancelled
+
+    for i in range(30):
+        ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
+    assert not (tmp_path / "cache").exists()
+    monkeypatch.setattr(picker, "has_tty", lambda: True)
+    monkeypatch.setattr(picker, "terminal_size", lambda: (120, 35))
+    seen = {}
+
+    def fake_fzf(lines, query, fzf, opts, shell, note=None, tmux=None, cold=False, size=None, hosts=False,
+                 state=None, cut=None):
+        with os.fdopen(lines, "rb") as given:  # to its end: the child closes it at the cut
+            seen.update(rows=given.read().decode().splitlines()[1:], cut=cut, cut_there=bool(cut and os.path.exists(cut)))
+        raise Cancelled()
+
+    monkeypatch.setattr(picker, "run_fzf", fake_fzf)
+    with pytest.raises(Cancelled):
+        commands.pick(current_env(), print, None, "bash")
+    assert len(seen["rows"]) == commands.FIRST_ROWS
+    assert seen["cut_there"], seen["cut"]
+    assert not os.path.exists(seen["cut"])
+    index.wait_for_first_press(current_env())  # the child goes on to index every session
+    assert len(index.load(current_env()).sessions) == 30
