@@ -389,17 +389,23 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
 
     write(render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0])
 
+    held: list[Session] = []
+
     def emit(batch: list[Session], last: bool) -> None:
         nonlocal given
         if given < 0:  # the rows have ended (`first`)
             return
-        sessions = sorted((s for s in batch if not s.archived), key=lambda s: s.mtime, reverse=True)
+        given += len(batch)
+        ends = last or (first is not None and given >= first)
+        if first is not None and not ends:  # one write with the input's end: a row that fzf picks up
+            held.extend(batch)              # before it keeps its loop busy when the end comes
+            return
+        sessions = sorted((s for s in held + batch if not s.archived), key=lambda s: s.mtime, reverse=True)
         rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
         if rows:
             write("\n".join(rows))
-        given += len(batch)
-        if last or (first is not None and given >= first):
+        if ends:
             given = -1
             if rows_done is not None:
                 rows_done(not last)
