@@ -661,6 +661,14 @@ def test_alt_n_steps_the_preview_through_the_matches(shell, home, tmp_path):
     shell.tmux.send("C-f")
     shell.tmux.until(lambda sc: "content>" in sc and "what was said" in sc, "content mode")
     shell.tmux.type("upstream timeout")
+    # the content index's end (picker.INDEX_DONE: a mark put into the query and taken out again,
+    # each a search) and the last keystroke's search in: a list made after Alt-N is a new focus,
+    # which starts the matches again
+    def settled(screen: str) -> bool:
+        return ("cycle index" not in shell.tmux.processes("args=")
+                and bool(re.search(r"(?m)^content> upstream timeout +1/1 *$", screen)))
+
+    shell.tmux.until(settled, "the index done and the search settled")
     markers = ("alphaword", "betaword", "gammaword")
 
     def under(screen: str, title: str) -> str | None:

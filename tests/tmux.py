@@ -32,14 +32,14 @@ class Tmux:
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p", "-J", "-t", "t")
 
-    def processes(self) -> str:
+    def processes(self, columns: str = "pid,ppid,stat,etime,wchan:20,args") -> str:
         """What runs on the pane's terminal (for a failure's message: a key typed that never
-        showed was read by someone, or nobody was reading)."""
+        showed was read by someone, or nobody was reading); `ps -o`'s columns."""
         tty = self._tmux("display-message", "-p", "-t", "t", "#{pane_tty}").strip()
         if not tty:
             return "(no pane)"
         try:
-            done = subprocess.run(["ps", "-t", tty.removeprefix("/dev/"), "-o", "pid,ppid,stat,etime,wchan:20,args"],
+            done = subprocess.run(["ps", "-ww", "-t", tty.removeprefix("/dev/"), "-o", columns],
                                   capture_output=True, text=True, timeout=20)
         except (OSError, subprocess.SubprocessError) as exc:  # no procps on this machine
             return f"(no process list: {exc})"
