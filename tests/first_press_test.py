@@ -17,54 +17,42 @@ from sessidx.apps import APPS
 from sessidx.config import current_env
 
 
-def test_the_rows_are_all_out_before_the_cache_is_written(home):
-    sessions = [ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}") for i in range(30)]
-    for s in sessions:
-        s.write(home)
+def streamed(home, count: int, first: int | None = None) -> tuple[list[tuple[int, bool, bool]], int]:
+    """picker_stream over `count` sessions: each call of its rows_done (the rows out by then,
+    whether more are to come, whether the cache was written), and the rows written in all."""
+    for i in range(count):
+        ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
     env = current_env()
     lines: list[str] = []
-    seen_at_done: list[tuple[int, bool]] = []
+    seen_at_done: list[tuple[int, bool, bool]] = []
+
+    def rows(written: list[str]) -> int:
+        return sum(line.count("\n") + 1 for line in written[1:])
 
     def rows_done(more: bool) -> None:
         path = index.cache_path(env)
-        seen_at_done.append((sum(line.count("\n") + 1 for line in lines[1:]), more,
-                             bool(path and os.path.exists(path))))
+        seen_at_done.append((rows(lines), more, bool(path and os.path.exists(path))))
 
-    assert commands.picker_stream(env, lines.append, 120, rows_done) == 0
-    assert seen_at_done == [(30, False, False)]  # every row out, none to come, the cache not yet written
-    assert os.path.exists(index.cache_path(env) or "")  # written after
+    assert commands.picker_stream(env, lines.append, 120, rows_done, first) == 0
+    assert os.path.exists(index.cache_path(env) or "")  # written after, every session in it
+    assert len(index.load(env).sessions) == count
+    return seen_at_done, rows(lines)
+
+
+def test_the_rows_are_all_out_before_the_cache_is_written(home):
+    assert streamed(home, 30) == ([(30, False, False)], 30)  # every row out, none to come, no cache yet
 
 
 def test_the_first_press_ends_its_rows_after_the_top_of_the_screen(home):
     """fzf draws the rows of an input that has ended at once; the rest come by the reload that
     its load event runs, from the index this press goes on to write."""
-    for i in range(30):
-        ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
-    env = current_env()
-    lines: list[str] = []
-    seen_at_done: list[tuple[int, bool]] = []
-
-    def rows_done(more: bool) -> None:
-        path = index.cache_path(env)
-        seen_at_done.append((sum(line.count("\n") + 1 for line in lines[1:]), more,
-                             bool(path and os.path.exists(path))))
-
-    assert commands.picker_stream(env, lines.append, 120, rows_done, commands.FIRST_ROWS) == 0
-    assert seen_at_done == [(commands.FIRST_ROWS, True, False)]  # the newest, then the top of the screen; once
-    assert sum(line.count("\n") + 1 for line in lines[1:]) == commands.FIRST_ROWS  # nothing after
-    assert len(index.load(env).sessions) == 30
-    assert os.path.exists(index.cache_path(env) or "")  # every session indexed all the same
+    first = commands.FIRST_ROWS
+    assert streamed(home, 30, first) == ([(first, True, False)], first)  # once, and nothing after
 
 
 def test_a_first_press_whose_rows_fit_the_top_of_the_screen_says_none_are_to_come(home):
     """Then fzf's load event reloads nothing: the rows on its input are every row."""
-    for i in range(5):
-        ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
-    calls: list[bool] = []
-    lines: list[str] = []
-    assert commands.picker_stream(current_env(), lines.append, 120, calls.append, commands.FIRST_ROWS) == 0
-    assert calls == [False]
-    assert sum(line.count("\n") + 1 for line in lines[1:]) == 5
+    assert streamed(home, 5, commands.FIRST_ROWS) == ([(5, False, False)], 5)
 
 
 def test_the_newest_row_goes_out_alone_before_the_next_sources_are_read(home):
