@@ -362,9 +362,9 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
     first across every app (index.build lists every source first, then parses newest first),
     in fixed columns; the next press finds them cached and sorted. A reader that went away
     (fzf closed early) stops the rows, not the indexing: the next press is a warm one.
-    `rows_done(False)` is called after the last row, before the cache is written; with `first`,
-    `rows_done(True)` after the batch that makes that many sessions when more are to come, and
-    no row is written after it."""
+    `rows_done(False)` is called after the last row, before the cache is written. With `first`,
+    the rows are written once, with the batch that makes that many sessions (or the last), and
+    `rows_done(True)` follows when more are to come: no row is written after it."""
     from sessidx.index import build  # not at the top: this module has a `build` of its own
 
     here = os.environ.get("PWD")
