@@ -211,10 +211,11 @@ def _cut_file(state: str | None) -> str | None:
     """A file that says the first press's input ends before its last row (_stream_into_pipe),
     for fzf's load event; None when it cannot be made (every row then comes on the input)."""
     from sessidx.cache import folder_problem
+    from sessidx.picker import CUT_FILE
 
     if state is None:
         return None
-    path = os.path.join(state, f"picker-cut-{os.getpid()}")
+    path = os.path.join(state, f"{CUT_FILE}{os.getpid()}")
     try:
         os.makedirs(state, mode=0o700, exist_ok=True)  # the first press ever: likely not made yet
         if folder_problem(state):

@@ -138,6 +138,7 @@ _QUERY_WORDS = ("set -f; rest=; words=; "
 # can be replaced by the next keystroke's plain search before fzf starts it, so a border label
 # set with the reload said "app:crush" over a list still filtered by "app:c" (docs/picker.md).
 WORDS_FILE = "picker-words-"
+CUT_FILE = "picker-cut-"  # PID: a first press's input ended before its last row (load_script)
 
 
 def words_file(folder: str, fzf_pid: int) -> str:
@@ -171,9 +172,10 @@ def note_loaded(env: Env, words: str) -> None:
             write(mine, f"{done}\n".encode("utf-8", "surrogateescape"))
         elif os.path.exists(mine):
             os.unlink(mine)  # the first list's: no file says so
-        for name in os.listdir(folder):
-            pid = name[len(WORDS_FILE):]
-            if name.startswith(WORDS_FILE) and pid.isdigit() and not _alive(int(pid)):
+        for name in os.listdir(folder):  # and a first press's cut file left by a picker killed
+            prefix = WORDS_FILE if name.startswith(WORDS_FILE) else CUT_FILE if name.startswith(CUT_FILE) else ""
+            pid = name[len(prefix):]
+            if prefix and pid.isdigit() and not _alive(int(pid)):
                 os.unlink(os.path.join(folder, name))
     except OSError:
         pass  # the scripts then reload on each keystroke with words, and Enter's check still holds

@@ -173,3 +173,22 @@ def test_the_first_press_ever_ends_fzfs_input_at_the_top_of_the_screen(home, tmp
     assert not os.path.exists(seen["cut"])
     index.wait_for_first_press(current_env())  # the child goes on to index every session
     assert len(index.load(current_env()).sessions) == 30
+
+
+def test_a_cut_file_left_by_a_killed_picker_goes_with_the_next_list(home):
+    """The picker removes its cut file when fzf ends; one killed first leaves it, and the next
+    list's bookkeeping (picker.note_loaded, which forgets the gone fzfs' words) removes it."""
+    from sessidx import picker
+
+    env = current_env()
+    folder = picker.state_folder(env)
+    assert folder is not None
+    os.makedirs(folder, exist_ok=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left, live = (os.path.join(folder, f"{picker.CUT_FILE}{pid}") for pid in (gone.pid, os.getpid()))
+    for path in (left, live):
+        open(path, "w").close()
+    picker.note_loaded(env, "")
+    assert not os.path.exists(left)
+    assert os.path.exists(live)  # a picker still running keeps its own
