@@ -282,9 +282,10 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
     """The fresh list for fzf's reload: changed sources re-read, every row's mark looked up;
     one app's, or this folder's or repository's. The whole list is also kept, rendered, for
     the next key press's first screen. During a first press ever, the list of its index, once
-    built: not a second build beside it on the cores that press needs."""
+    built, as it is (it was listed a moment ago; the next press looks again): not a second
+    build beside it on the cores that press needs."""
     here = os.environ.get("PWD")
-    wait_for_first_press(env)
+    built_just_now = wait_for_first_press(env)
     if (since := env.get("SESSIDX_HOSTS_SINCE")) and since.isdigit():  # the picker's reload after its hosts' refresh
         from sessidx.hosts import refresh_wait, wait_for_refresh
 
@@ -295,7 +296,7 @@ def picker_feed(env: Env, out: Out, app: str | None = None, scope: str | None = 
         # the first press ever waits as long as the hosts may take (its list is still filling);
         # a later one briefly: fzf may drop a key sent while a reload-sync is under way
         wait_for_refresh(env, since_ms, None if env.get("SESSIDX_HOSTS_COLD") else refresh_wait(env))
-    index = load(env)
+    index = load(env, refresh=not built_just_now)
     sessions = [s for s in index.sessions if not s.archived]
     marks = row_marks(env, sessions, index.present)
     width = _list_width(env)

@@ -120,13 +120,14 @@ def test_a_first_press_that_died_is_not_waited_for(first_press):
 
 def test_the_whole_list_after_the_first_rows_is_that_presss_index(first_press, monkeypatch):
     """The first press's load event reloads the list (`lines`): it lists from the index that
-    press is writing, once written, and builds none beside it."""
+    press is writing, once written, as it is (no second look at every file a moment after the
+    first), and builds none beside it."""
     env, session, marker, sleeper = first_press
-    listed_while_marked: list[bool] = []
+    listed_while_marked: list[tuple[bool, bool]] = []
     real_load = commands.load
 
     def load(*args, **kwargs):
-        listed_while_marked.append(os.path.exists(marker))
+        listed_while_marked.append((os.path.exists(marker), kwargs.get("refresh", True)))
         return real_load(*args, **kwargs)
 
     def finish_first_press() -> None:
@@ -141,7 +142,7 @@ def test_the_whole_list_after_the_first_rows_is_that_presss_index(first_press, m
         assert commands.picker_feed(env, out.append) == 0
     finally:
         finisher.join()
-    assert listed_while_marked == [False]
+    assert listed_while_marked == [(False, False)]
     assert "The newest one" in "\n".join(out)
 
 
