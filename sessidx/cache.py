@@ -88,7 +88,7 @@ def write(path: str | None, data: bytes) -> str | None:
         return f"cache {path} not written ({exc.strerror or exc})"
     finally:
         if tmp is not None:
-            _remove(tmp)
+            remove(tmp)
     _remove_stale_temps(folder, os.path.basename(path))
     return None
 
@@ -105,7 +105,8 @@ def _new_temp(path: str) -> tuple[int, str]:
     raise FileExistsError(f"{path}: no free temp name")
 
 
-def _remove(path: str) -> None:
+def remove(path: str) -> None:
+    """Removes a file of ours if it is there; a file already gone, or one that cannot go, is no error."""
     try:  # noqa: SIM105 - contextlib is a load the cache write need not pay
         os.unlink(path)
     except OSError:

@@ -13,6 +13,7 @@ import time
 
 from sessidx import local, render
 from sessidx.apps import HOME_VARS, HOMES, NAMES, present
+from sessidx.cache import folder_problem, remove
 from sessidx.config import Env
 from sessidx.errors import Cancelled, ExitCode, SessidxError, cannot_write
 from sessidx.index import (
@@ -195,10 +196,7 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
                          cold=cold, size=size, hosts=hosts, state=state, cut=cut)
     finally:  # kept for the next key press, once this one's screen is up (the feed may not finish)
         if cut:
-            try:  # noqa: SIM105 - contextlib loads functools and collections into the key press
-                os.unlink(cut)
-            except OSError:
-                pass
+            remove(cut)
         if not cold and not index.demo:
             _keep_rows(env, width, sessions, render.picker_lines(sessions, width=width))
             from sessidx.picker import keep_launch
@@ -210,7 +208,6 @@ def pick(env: Env, out: Out, query: str | None, shell: str | None) -> int:
 def _cut_file(state: str | None) -> str | None:
     """A file that says the first press's input ends before its last row (_stream_into_pipe),
     for fzf's load event; None when it cannot be made (every row then comes on the input)."""
-    from sessidx.cache import folder_problem
     from sessidx.picker import CUT_FILE
 
     if state is None:
@@ -417,10 +414,7 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
         build(env, present(env), on_batch=emit)
     finally:
         if marker is not None:
-            try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
-                os.unlink(marker)
-            except OSError:
-                pass
+            remove(marker)
     if failed is not None:
         raise failed
     return ExitCode.OK
@@ -460,10 +454,7 @@ def _stream_into_pipe(env: Env, width: int, cut: str | None) -> int:
             except OSError:
                 pass
             if cut and not more:
-                try:  # noqa: SIM105 - contextlib loads functools and collections into the stream
-                    os.unlink(cut)
-                except OSError:
-                    pass  # the whole list is then reloaded: the same rows
+                remove(cut)  # (one that cannot go: the whole list is reloaded, the same rows)
             os.close(1)  # nothing more is written
 
         picker_stream(env, out, width, rows_done, FIRST_ROWS if cut else None)

@@ -60,14 +60,12 @@ def fzf_binary(override: str | None) -> str:
     typing: docs/picker.md), found without importing it; else PATH."""
     if override:
         return override
-    scripts = os.path.dirname(sys.executable)
-    beside = os.path.join(scripts, "fzf")
-    if os.path.isfile(os.path.join(scripts, "sessidx")) and os.access(beside, os.X_OK) and os.path.isfile(beside):
-        return beside
-    for folder in sys.path:  # where `import iterfzf` would look, without importing it
-        bundled = os.path.join(folder or ".", "iterfzf", "fzf")
-        if os.access(bundled, os.X_OK) and os.path.isfile(bundled):
-            return bundled
+    if own_launcher() is not None:
+        beside = os.path.join(os.path.dirname(sys.executable), "fzf")
+        if os.access(beside, os.X_OK) and os.path.isfile(beside):
+            return beside
+    if (bundled := iterfzf_binary()) is not None:
+        return bundled
     import shutil
 
     found = shutil.which("fzf")
@@ -76,17 +74,32 @@ def fzf_binary(override: str | None) -> str:
     return found
 
 
-def self_command() -> str:
-    """How fzf's child commands (preview, reload, copy) call back into this sessidx: the
-    installed launcher beside this interpreter, whose fast path imports less than `python -m
-    sessidx` does (measured: `lines` 20 ms against 31 ms); `-m` where there is no launcher."""
+def iterfzf_binary() -> str | None:
+    """The fzf that iterfzf ships, found where `import iterfzf` would look, without importing it."""
+    for folder in sys.path:
+        bundled = os.path.join(folder or ".", "iterfzf", "fzf")
+        if os.access(bundled, os.X_OK) and os.path.isfile(bundled):
+            return bundled
+    return None
+
+
+def own_launcher() -> str | None:
+    """sessidx's own launcher (bin/sessidx) beside this interpreter, if it is there."""
     launcher = os.path.join(os.path.dirname(sys.executable), "sessidx")
     try:
         with open(launcher, "rb") as f:
             ours = os.access(launcher, os.X_OK) and b"sessidx.cli" in f.read(256)
     except OSError:
         ours = False
-    return _sh_quote(launcher) if ours else f"{_sh_quote(sys.executable)} -m sessidx"
+    return launcher if ours else None
+
+
+def self_command() -> str:
+    """How fzf's child commands (preview, reload, copy) call back into this sessidx: the
+    installed launcher beside this interpreter, whose fast path imports less than `python -m
+    sessidx` does (measured: `lines` 20 ms against 31 ms); `-m` where there is no launcher."""
+    launcher = own_launcher()
+    return _sh_quote(launcher) if launcher else f"{_sh_quote(sys.executable)} -m sessidx"
 
 
 def _run(cmd: list[str], env: dict[str, str], given: bytes | int) -> tuple[int, bytes]:

