@@ -9,7 +9,7 @@ XDIST := -n $(JOBS) --dist loadfile
 
 .PHONY: run test itest unit lint bench conformance demo clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml setup.py sessidx/_stamps.c  # the C listing is built in place
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
 	$(BIN)/python -m compileall -q sessidx  # bytecode even where PYTHONDONTWRITEBYTECODE is set
@@ -55,4 +55,4 @@ demo: $(BIN)/.installed
 	$(BIN)/python fixtures/make_demo.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build sessidx/*.so

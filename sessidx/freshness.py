@@ -157,6 +157,11 @@ def _split(joined: str) -> list[str]:
 _WATCH: Watch | None = None
 
 
+def watching() -> bool:
+    """Whether a Watch is recording: a listing must then look through the os functions."""
+    return _WATCH is not None
+
+
 def watched(env: Env, call: Callable[[], Any]) -> Any:
     """`call()` (an app's `sources()`, listed), with what it looks at recorded when a Watch is on."""
     watch = _WATCH

@@ -12,11 +12,18 @@ from __future__ import annotations
 import os
 import stat
 
+from sessidx.freshness import watching
+
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from io import BufferedReader
     from typing import Any
+
+try:
+    from sessidx._stamps import stamped_files as _native_stamped_files
+except ImportError:  # not built (no compiler at install): the Python loop
+    _native_stamped_files = None  # type: ignore[assignment]
 
 HEAD_LINES = 80
 LINE_CAP = 256 * 1024
@@ -445,11 +452,25 @@ def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
 
 
 def stamped_files(
-    folder: str, suffix: str, skip_prefix: str = "\0"
+    folder: str, suffix: str, skip_prefix: str = ""
 ) -> tuple[list[tuple[str, FileStamp]], set[str]]:
-    """(name, stamp) of the regular files named `*suffix` in `folder` (links followed),
-    and the names of its real sub-folders. The stats are relative to the open folder, cheaper
-    than one path lookup each: this runs over every transcript on every key press."""
+    """(name, stamp) of the regular files named `*suffix` in `folder` (links followed), but
+    not those named `skip_prefix*`, and the names of its real sub-folders. This runs over every
+    transcript on every key press: in C where it was built (sessidx/_stamps.c), except while a
+    freshness.Watch records what the listing looks at, which sees only Python's os calls."""
+    if _native_stamped_files is not None and not watching():
+        try:
+            return _native_stamped_files(folder, suffix, skip_prefix)
+        except ValueError:  # a NUL in the path: no such folder
+            return [], set()
+    return python_stamped_files(folder, suffix, skip_prefix)
+
+
+def python_stamped_files(
+    folder: str, suffix: str, skip_prefix: str = ""
+) -> tuple[list[tuple[str, FileStamp]], set[str]]:
+    """stamped_files in Python. The stats are relative to the open folder, cheaper than one
+    path lookup each."""
     found: list[tuple[str, FileStamp]] = []
     folders: set[str] = set()
     try:
@@ -461,7 +482,7 @@ def stamped_files(
             for entry in entries:
                 name = entry.name
                 if name.endswith(suffix):
-                    if name.startswith(skip_prefix):
+                    if skip_prefix and name.startswith(skip_prefix):
                         continue
                     try:
                         st = entry.stat()

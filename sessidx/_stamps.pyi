@@ -1,0 +1,3 @@
+def stamped_files(
+    folder: str, suffix: str, skip_prefix: str, /
+) -> tuple[list[tuple[str, tuple[int, int, int, int]]], set[str]]: ...
