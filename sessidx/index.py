@@ -247,7 +247,7 @@ def _read_newest_first(reads: list[_AppRead], batches: _Batches) -> None:
     """The sources left to read, of every app, newest first (by the mtimes in their stamps)."""
     pending = [(_newest_ns(source.stamp), i, source) for i, read in enumerate(reads) for source in read.to_read]
     if len(reads) > 1 or batches.on_batch is not None:
-        pending.sort(key=lambda item: item[0], reverse=True)
+        pending.sort(key=itemgetter(0), reverse=True)
     for _, i, source in pending:
         reads[i].read(source)
         batches.read_one()

@@ -206,6 +206,10 @@ class Claude:
             # sub-agent transcripts (`agent-*`) are skipped: nobody resumes them
             transcripts, folders = stamped_files(project.path, ".jsonl", skip_prefix="agent-")
             prefix, folder_name = project.path + os.sep, project.name
+            if not folders:  # most folders: no title sidecar to look for, and one list is cheaper than a yield each
+                yield from [Source(path, st + _NO_SIDECAR, _load_one, path, folder_name, "")
+                            for name, st in transcripts for path in (prefix + name,)]
+                continue
             for name, st in transcripts:
                 path = prefix + name
                 stem = name[:-6]  # len(".jsonl")
