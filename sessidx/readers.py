@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import stat
 
-from sessidx.freshness import watching
-
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -458,6 +456,8 @@ def stamped_files(
     not those named `skip_prefix*`, and the names of its real sub-folders. This runs over every
     transcript on every key press: in C where it was built (sessidx/_stamps.c), except while a
     freshness.Watch records what the listing looks at, which sees only Python's os calls."""
+    from sessidx.freshness import watching  # here: the kept rows' press imports readers, never a listing
+
     if _native_stamped_files is not None and not watching():
         try:
             return _native_stamped_files(folder, suffix, skip_prefix)
