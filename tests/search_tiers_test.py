@@ -87,6 +87,23 @@ def test_a_title_hit_and_a_one_message_hit_rank_above_deep_and_spread_ones(home,
     assert found[0] == titled.session_id and found.index(deep.session_id) < found.index(spread.session_id)
 
 
+def test_a_title_holding_the_words_ranks_above_a_better_scored_message(home, monkeypatch):
+    """The title ranking reads is the index's own column (not each found session's metadata)."""
+    titled = sessions(home, "kafka rebalance " + "and a great deal of other talk " * 20)[0]
+    scored = sessions(home, deep=("kafka rebalance kafka rebalance",))[0]
+    db = indexed(home, monkeypatch)
+    assert [h.session.id for h in search(db, "kafka rebalance")] == [titled.session_id, scored.session_id]
+
+
+def test_a_session_whose_metadata_cannot_be_read_gives_its_place_to_the_next(home, monkeypatch):
+    found = sessions(home, *[f"tune the importer, take {i}" for i in range(4)])
+    db = indexed(home, monkeypatch)
+    newest = found[-1].session_id
+    db.execute("UPDATE source SET session = x'00' WHERE key LIKE ?", (f"%{newest}%",))  # another Python's marshal
+    hits = search(db, "importer", limit=3)
+    assert [h.session.id for h in hits] == [s.session_id for s in found[2::-1]]
+
+
 def test_a_search_with_nothing_changed_reads_no_source(home, monkeypatch):
     (a,) = sessions(home, "Fix the flaky login test")
     monkeypatch.setenv("SESSIDX_HOME", str(home))

@@ -13,6 +13,7 @@ from sessidx.when import within
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
     import sqlite3
+    from typing import Any
 else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
     from sessidx.csqlite import sqlite3
 
@@ -421,34 +422,32 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
         return []
     tiers = tiers or {}
     kept = []
-    for source, mtime, key, meta in db.execute(
-            f"SELECT id, mtime, key, session FROM source WHERE id IN ({','.join('?' * len(found.sources))})",
+    meta_column = "session" if folder is not None else "NULL"  # else decoded for those shown alone
+    for source, mtime, key, title, meta in db.execute(
+            f"SELECT id, mtime, key, title, {meta_column} FROM source"
+            f" WHERE id IN ({','.join('?' * len(found.sources))})",
             list(found.sources)):
-        if (not app or key.startswith(app + ":")) and (dates == (None, None) or within(mtime, *dates)):
-            try:
-                session = Session(*marshal.loads(meta))
-            except (TypeError, ValueError, EOFError):
-                continue  # written by another Python: refreshed on the next search
-            if folder is None or session.cwd == folder:
-                kept.append((source, mtime, session))
+        if ((not app or key.startswith(app + ":")) and (dates == (None, None) or within(mtime, *dates))
+                and (folder is None or ((session := _session(meta)) is not None and session.cwd == folder))):
+            kept.append((source, mtime, title))
     words = _plain_words(terms)
     exact_groups = [[w] for w in words]
     near_groups = groups(nears) if nears else exact_groups
     exact_lowered = [[w.lower() for w in g] for g in exact_groups]
     near_lowered = [[w.lower() for w in g] for g in near_groups]
     ranked = []
-    for source, mtime, session in kept:
+    for source, mtime, title in kept:
         tier = tiers.get(source, 0)
         score, rowid = found.sources[source]
         one = found.whole.get(source) or found.one_message.get(source)
         # (the newest of a common word's: SQL cut them at `limit`, so a title must not lift one above another)
         title_groups, lowered = (near_groups, near_lowered) if tier > PARTS else (exact_groups, exact_lowered)
-        in_title = source not in found.newest and _says_all(session.title or "", title_groups, lowered)
+        in_title = source not in found.newest and _says_all(title, title_groups, lowered)
         ranked.append(((tier, source in found.spread, not in_title, source not in found.whole, one is None, score,
                         -mtime, source),
-                       one or rowid, session))
+                       one or rowid))
     ranked.sort(key=lambda r: r[0])
-    shown = ranked[:limit]
+    shown = _with_sessions(db, ranked, limit)
     places = dict(db.execute(f"SELECT id, places FROM chunk WHERE id IN ({','.join('?' * len(shown))})",
                              [r[1] for r in shown])) if shown else {}
     near_plain = [w for g in near_groups for w in g]
@@ -462,6 +461,30 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
             hit.also = mark(hit.pairs)
         hits.append(hit)
     return hits
+
+
+def _session(meta: object) -> Session | None:
+    """The Session a source row keeps; None when written by another Python (refreshed on the next search)."""
+    try:
+        return Session(*marshal.loads(meta))  # type: ignore[arg-type]
+    except (TypeError, ValueError, EOFError):
+        return None
+
+
+def _with_sessions(db: sqlite3.Connection, ranked: list[tuple[tuple[Any, ...], int]],
+                   limit: int) -> list[tuple[tuple[Any, ...], int, Session]]:
+    """The first `limit` of `ranked` whose Session can be read, each with it: read for those
+    alone, not for every session found."""
+    shown: list[tuple[tuple[Any, ...], int, Session]] = []
+    at = 0
+    while len(shown) < limit and at < len(ranked):
+        batch = ranked[at:at + limit - len(shown)]
+        at += len(batch)
+        metas = dict(db.execute(f"SELECT id, session FROM source WHERE id IN ({','.join('?' * len(batch))})",
+                                [key[-1] for key, _ in batch]))
+        shown += [(key, rowid, session) for key, rowid in batch
+                  if (session := _session(metas.get(key[-1]))) is not None]
+    return shown
 
 
 def _says_all(text: str, groups: list[list[str]], lowered: list[list[str]]) -> bool:

@@ -171,11 +171,12 @@ def _prepare(db: sqlite3.Connection, source: _Source, before: tuple[Any, ...] | 
     """The source's id, its row made or brought up to date; read from 0, its old rows unlinked."""
     meta = marshal.dumps(tuple(source.session))
     if before is None:
-        cur = db.execute("INSERT INTO source(key, stamp, session, mtime) VALUES (?, '', ?, ?)",
-                         (source.key, meta, source.session.mtime))
+        cur = db.execute("INSERT INTO source(key, stamp, session, mtime, title) VALUES (?, '', ?, ?, ?)",
+                         (source.key, meta, source.session.mtime, source.session.title or ""))
         return int(cur.lastrowid or 0)
     source_id, stamp, _, _ = before
-    db.execute("UPDATE source SET session = ?, mtime = ? WHERE id = ?", (meta, source.session.mtime, source_id))
+    db.execute("UPDATE source SET session = ?, mtime = ?, title = ? WHERE id = ?",
+               (meta, source.session.mtime, source.session.title or "", source_id))
     if start:
         stats["appended"] += 1
         return int(source_id)

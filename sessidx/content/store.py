@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 else:  # the C module alone: the `sqlite3` package around it loads datetime and collections too
     from sessidx.csqlite import sqlite3
 
-SCHEMA_VERSION = 7  # 7: source_newest
+SCHEMA_VERSION = 8  # 7: source_newest; 8: source.title
 DatabaseError = sqlite3.DatabaseError  # for callers that do not import sqlite3 themselves
 OperationalError = sqlite3.OperationalError  # busy, locked, disk full: not damage
 # FTS5 buffers this much before writing a segment (its default is 1 MB): fewer, larger
@@ -116,10 +116,11 @@ def _create(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for statement in f"""
-            -- session: the Session's fields, marshalled (a keystroke need not load json)
+            -- session: the Session's fields, marshalled (a keystroke need not load json), title: its
+            -- title again, which ranking reads of every session found (a thousand for a word in 1 of 11)
             CREATE TABLE source(
                 id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, stamp TEXT, done INTEGER NOT NULL DEFAULT 0,
-                tail BLOB, session BLOB NOT NULL, mtime INTEGER NOT NULL);
+                tail BLOB, session BLOB NOT NULL, mtime INTEGER NOT NULL, title TEXT NOT NULL DEFAULT '');
             -- id: the FTS row id, places: its records' offsets (or indexes), starts: the token
             -- each of its messages starts at (both marshalled lists)
             CREATE TABLE chunk(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, places BLOB NOT NULL,
