@@ -9,7 +9,7 @@ XDIST := -n $(JOBS) --dist loadfile
 
 .PHONY: run test itest unit lint bench conformance demo clean
 
-$(BIN)/.installed: pyproject.toml setup.py sessidx/_stamps.c  # the C listing is built in place
+$(BIN)/.installed: pyproject.toml setup.py sessidx/_stamps.c sessidx/_words.c  # the C parts are built in place
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
 	$(BIN)/python -m compileall -q sessidx  # bytecode even where PYTHONDONTWRITEBYTECODE is set

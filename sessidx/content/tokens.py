@@ -7,6 +7,8 @@ the parts of its camelCase words (`flushPendingAcks` is also `flush pending acks
 unicode61 makes a token of each run of letters and digits (ASCII: [0-9A-Za-z]; beyond it the
 letters and numbers of Unicode), lower case and without accents; everything else parts them.
 An ASCII message is split by bytes.translate, in C; another by a pattern of the same classes.
+Where the package was built with its C part (sessidx/_words.c), the counting and the parts are
+found there (`python_counted` is the same in Python: held equal by tests/words_test.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from __future__ import annotations
 import re
 
 from sessidx.content.near import PART, fold  # `selector` finds one saying it before one saying only `SelectorKey`
+
+try:
+    from sessidx._words import counted as _native_counted
+except ImportError:  # installed without a compiler (setup.py)
+    _native_counted = None
 
 # every ASCII byte that is not a letter or a digit, as a space: what parts unicode61's tokens
 _ASCII_SPLIT = bytes(b if chr(b).isalnum() or b >= 0x80 else 0x20 for b in range(256))
@@ -26,6 +33,15 @@ _PART = re.compile(rb"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def counted(text: str) -> tuple[int, list[str]]:
+    """python_counted's answer, in C where it was built."""
+    if _native_counted is None:
+        return python_counted(text)
+    if text.isascii():
+        return _native_counted(text, PART)
+    return len(_WORD.findall(text)), _native_counted(text.encode("ascii", "ignore"), PART)[1]
+
+
+def python_counted(text: str) -> tuple[int, list[str]]:
     """How many tokens unicode61 makes of `text`, and the parts of its camelCase and PascalCase
     words, each distinct word once, as terms to index beside it (PART in front):
     `flushPendingAcks` gives flush, pending, acks and pendingacks, the parts and the joins of
