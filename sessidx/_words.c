@@ -6,13 +6,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-/* tokens.py's _CASES: an upper-case letter 'A', a lower-case letter or a digit 'a', else ' ' */
-static char case_of(unsigned char c) {
-    if (c >= 'A' && c <= 'Z')
-        return 'A';
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-        return 'a';
-    return ' ';
+/* tokens.py's _CASES: an upper-case letter 'A', a lower-case letter or a digit 'a', else ' '
+ * (a table, not branches: the letters of real text are not predictable) */
+static char CASES[256];
+
+static void fill_cases(void) {
+    for (int c = 0; c < 256; c++)
+        CASES[c] = (c >= 'A' && c <= 'Z') ? 'A' : ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) ? 'a' : ' ';
 }
 
 static int is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
@@ -130,28 +130,45 @@ static PyObject *counted(PyObject *module, PyObject *args) {
         return NULL;
     }
     char *cases = PyMem_Malloc((size_t)length + 1);
+    Py_ssize_t *uppers = NULL, upper_count = 0, upper_room = 0;  /* capitals inside a word: rare */
     if (cases == NULL)
         return PyErr_NoMemory();
-    Py_ssize_t tokens = 0, changes = 0;
+    Py_ssize_t tokens = 0;
+    char before = ' ';
     for (Py_ssize_t i = 0; i < length; i++) {
-        cases[i] = case_of(text[i]);
-        if (cases[i] != ' ' && (i == 0 || cases[i - 1] == ' '))
-            tokens++;
-        if (i && cases[i] == 'A' && cases[i - 1] != ' ')
-            changes++;  /* an upper-case letter inside a word: the passes below may find a change */
+        char now = CASES[text[i]];
+        cases[i] = now;
+        tokens += (now != ' ') & (before == ' ');
+        if (now == 'A' && before != ' ') {
+            if (upper_count == upper_room) {
+                upper_room = upper_room ? upper_room * 2 : 64;
+                Py_ssize_t *grown = PyMem_Realloc(uppers, sizeof(Py_ssize_t) * (size_t)upper_room);
+                if (grown == NULL) {
+                    PyMem_Free(uppers);
+                    PyMem_Free(cases);
+                    return PyErr_NoMemory();
+                }
+                uppers = grown;
+            }
+            uppers[upper_count++] = i;
+        }
+        before = now;
     }
     cases[length] = ' ';
     PyObject *out = PyDict_New(), *seen = PySet_New(NULL), *result = NULL;
     if (out == NULL || seen == NULL)
         goto done;
-    if (changes) {
-        for (Py_ssize_t i = 0; i + 1 < length; i++)
-            if (cases[i] == 'a' && cases[i + 1] == 'A' && word_of(seen, out, prefix, text, cases, length, i + 1) < 0)
-                goto done;
-        for (Py_ssize_t i = 0; i + 2 < length; i++)
-            if (cases[i] == 'A' && cases[i + 1] == 'A' && cases[i + 2] == 'a' &&
-                word_of(seen, out, prefix, text, cases, length, i + 1) < 0)
-                goto done;
+    /* tokens.counted's changes: each "aA" (at its capital), then each "AAa" (at its second
+     * capital), in order; both are a capital inside a word */
+    for (Py_ssize_t u = 0; u < upper_count; u++) {
+        Py_ssize_t at = uppers[u];
+        if (cases[at - 1] == 'a' && word_of(seen, out, prefix, text, cases, length, at) < 0)
+            goto done;
+    }
+    for (Py_ssize_t u = 0; u < upper_count; u++) {
+        Py_ssize_t at = uppers[u];
+        if (cases[at - 1] == 'A' && cases[at + 1] == 'a' && word_of(seen, out, prefix, text, cases, length, at) < 0)
+            goto done;
     }
     PyObject *parts = PyDict_Keys(out);
     if (parts != NULL) {
@@ -159,6 +176,7 @@ static PyObject *counted(PyObject *module, PyObject *args) {
     }
 done:
     PyMem_Free(cases);
+    PyMem_Free(uppers);
     Py_XDECREF(out);
     Py_XDECREF(seen);
     return result;
@@ -172,4 +190,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_words", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__words(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__words(void) {
+    fill_cases();
+    return PyModule_Create(&module);
+}
