@@ -1,6 +1,8 @@
 /* tokens.counted in C, for ASCII text: how many tokens FTS5's unicode61 makes of a message and
  * the parts of its camelCase words. It runs over every message a content index reads, and was a
- * fifth of a cold index's CPU in Python (docs/search.md). Built when a compiler is there
+ * fifth of a cold index's CPU in Python (docs/search.md). And tool_output's marked lines: the
+ * lines of a long tool output that hold an error word or a file's place, read in one pass over
+ * the text as it is (no lower-case copy), for every long output a content index reads. Built when a compiler is there
  * (setup.py: optional); tokens.py falls back to Python otherwise, and tests/words_test.py holds
  * the two to the same answers. */
 #define PY_SSIZE_T_CLEAN
@@ -10,9 +12,13 @@
  * (a table, not branches: the letters of real text are not predictable) */
 static char CASES[256];
 
-static void fill_cases(void) {
-    for (int c = 0; c < 256; c++)
+static unsigned char LOWER[256];
+
+static void fill_tables(void) {
+    for (int c = 0; c < 256; c++) {
         CASES[c] = (c >= 'A' && c <= 'Z') ? 'A' : ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) ? 'a' : ' ';
+        LOWER[c] = c >= 128 ? 0 : (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : (unsigned char)c;
+    }
 }
 
 static int is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
@@ -182,15 +188,156 @@ done:
     return result;
 }
 
+/* A character as str.lower() makes it, where that is ASCII (the marks are; LOWER: 0 beyond
+ * ASCII): the Kelvin sign is the one character beyond ASCII whose lower case is ASCII ('k'). */
+static unsigned char lowered(Py_UCS4 c) { return c < 256 ? LOWER[c] : c == 0x212A ? 'k' : 0; }
+
+#define MOST_MARKS 64
+
+typedef struct {
+    const char *text[MOST_MARKS];
+    Py_ssize_t length[MOST_MARKS], looks[MOST_MARKS], errors, most;
+    unsigned long long starting[128];  /* the marks each letter starts */
+    unsigned char by_pair[128 * 128 / 8];  /* the two first letters of some mark, lower case: a bit each */
+    unsigned char by_bytes[256 * 256 / 8];  /* the same, as any case of them in one-byte text */
+} Marks;
+
+/* Where the lines of the text start, as far as the marks found so far needed them: found on
+ * a match alone (most characters start none), by a look back as far as the last look reached. */
+typedef struct {
+    Py_ssize_t start, looked;  /* the line of the last match; no line ends between it and `looked` */
+    unsigned long long marks;  /* the marks found on that line */
+    int error, place;  /* that line is kept as one */
+} Line;
+
+static int set_bit(unsigned char *bits, unsigned at) { return bits[at / 8] |= (unsigned char)(1u << (at % 8)); }
+static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> (at % 8) & 1; }
+
+/* Each mark that starts at `i` (its first two letters matched some mark's): its line kept as an
+ * error or a place line while the mark has looks left. */
+#define MARKS_AT(TYPE)                                                                             \
+    {                                                                                              \
+        unsigned long long candidates = marks->starting[lowered(chars[i])];                        \
+        while (candidates) {                                                                       \
+            int j = __builtin_ctzll(candidates);                                                   \
+            candidates &= candidates - 1;                                                          \
+            Py_ssize_t k = 1;                                                                      \
+            while (k < marks->length[j] && i + k < length &&                                       \
+                   lowered(chars[i + k]) == (unsigned char)marks->text[j][k])                      \
+                k++;                                                                               \
+            if (k < marks->length[j])                                                              \
+                continue;                                                                          \
+            Py_ssize_t back = i;                                                                   \
+            while (back > line.looked && chars[back - 1] != '\n')                                  \
+                back--;                                                                            \
+            if (back > line.looked) { /* a line ended since the last match: another */      \
+                line.start = back;                                                                 \
+                line.marks = 0;                                                                    \
+                line.error = line.place = 0;                                                       \
+            }                                                                                      \
+            line.looked = i;                                                                       \
+            if (line.marks >> j & 1)                                                               \
+                continue;                                                                          \
+            line.marks |= 1ULL << j;                                                               \
+            if (marks->looks[j] >= marks->most)                                                    \
+                continue;                                                                          \
+            marks->looks[j]++;                                                                     \
+            int error = j < marks->errors;                                                         \
+            if (error ? line.error : line.place)                                                   \
+                continue;                                                                          \
+            *(error ? &line.error : &line.place) = 1;                                              \
+            PyObject *at = PyLong_FromSsize_t(line.start);                                         \
+            if (at == NULL || PyList_Append(error ? error_starts : place_starts, at) < 0) {        \
+                Py_XDECREF(at);                                                                    \
+                return -1;                                                                         \
+            }                                                                                      \
+            Py_DECREF(at);                                                                         \
+        }                                                                                          \
+    }
+
+static int marked_lines(Marks *marks, int kind, const void *data, Py_ssize_t length, PyObject *error_starts,
+                        PyObject *place_starts) {
+    Line line = {0, 0, 0, 0, 0};
+    if (kind == PyUnicode_1BYTE_KIND) {  /* one table read per character */
+        const Py_UCS1 *chars = data;
+        for (Py_ssize_t i = 0; i + 1 < length; i++)
+            if (bit(marks->by_bytes, (unsigned)chars[i] << 8 | chars[i + 1]))
+                MARKS_AT(Py_UCS1)
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *chars = data;
+        for (Py_ssize_t i = 0; i + 1 < length; i++) {
+            unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);
+            if (first && second && bit(marks->by_pair, first * 128 + second))
+                MARKS_AT(Py_UCS2)
+        }
+    } else {
+        const Py_UCS4 *chars = data;
+        for (Py_ssize_t i = 0; i + 1 < length; i++) {
+            unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);
+            if (first && second && bit(marks->by_pair, first * 128 + second))
+                MARKS_AT(Py_UCS4)
+        }
+    }
+    return 0;
+}
+
+/* marked(text, marks, errors, most) -> (error line starts, place line starts): where each
+ * line of `text` starts that holds one of `marks` (ASCII, lower case, two letters or more; the
+ * first `errors` are error marks, the rest place marks) in lower case; of each mark the first
+ * `most` lines holding it: tool_output._marked's lines. */
+static PyObject *marked(PyObject *module, PyObject *args) {
+    PyObject *text, *tuple;
+    Marks marks;
+    memset(&marks, 0, sizeof marks);
+    if (!PyArg_ParseTuple(args, "UO!nn", &text, &PyTuple_Type, &tuple, &marks.errors, &marks.most))
+        return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(tuple);
+    if (count > MOST_MARKS) {
+        PyErr_SetString(PyExc_ValueError, "too many marks");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *one = PyTuple_GET_ITEM(tuple, j);
+        if (!PyUnicode_Check(one) || !PyUnicode_IS_ASCII(one) || PyUnicode_GET_LENGTH(one) < 2) {
+            PyErr_SetString(PyExc_ValueError, "marks: ASCII, two letters or more");
+            return NULL;
+        }
+        const unsigned char *letters = PyUnicode_1BYTE_DATA(one);
+        if (LOWER[letters[0]] != letters[0] || LOWER[letters[1]] != letters[1]) {
+            PyErr_SetString(PyExc_ValueError, "marks: lower case");
+            return NULL;
+        }
+        marks.text[j] = (const char *)letters;
+        marks.length[j] = PyUnicode_GET_LENGTH(one);
+        marks.starting[letters[0]] |= 1ULL << j;
+        set_bit(marks.by_pair, letters[0] * 128u + letters[1]);
+        for (unsigned first = 0; first < 256; first++)
+            for (unsigned second = 0; second < 256; second++)
+                if (LOWER[first] == letters[0] && LOWER[second] == letters[1])
+                    set_bit(marks.by_bytes, first << 8 | second);
+    }
+    PyObject *error_starts = PyList_New(0), *place_starts = PyList_New(0);
+    if (error_starts == NULL || place_starts == NULL ||
+        marked_lines(&marks, PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), error_starts,
+                     place_starts) < 0) {
+        Py_XDECREF(error_starts);
+        Py_XDECREF(place_starts);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", error_starts, place_starts);
+}
+
 static PyMethodDef methods[] = {
     {"counted", counted, METH_VARARGS,
      "counted(text, prefix) -> (tokens, parts): tokens.counted of an ASCII str, or of bytes"},
+    {"marked", marked, METH_VARARGS,
+     "marked(text, marks, errors, most) -> (error line starts, place line starts): tool_output._marked's lines"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_words", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__words(void) {
-    fill_cases();
+    fill_tables();
     return PyModule_Create(&module);
 }

@@ -14,6 +14,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+try:
+    from sessidx._words import marked as _native_marked
+except ImportError:  # installed without a compiler (setup.py)
+    _native_marked = None
+
 WHOLE = 4096  # an output this short is indexed whole
 LINE = 200  # what is kept of one line
 EDGE_LINES = 6  # first and last lines kept (Codex heads an output with 4 of its own)
@@ -33,13 +38,10 @@ def gist(text: str) -> str:
     bounded by how many are kept, not by where they stand, and a few lines naming a file's place."""
     if len(text) <= WHOLE:
         return text
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a character whose lower case is longer (`İ`): places would shift
-        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     head = text[:WHOLE // 2].split("\n")[:EDGE_LINES]
     tail = text[-WHOLE // 2:].split("\n")[-EDGE_LINES:]
     edges = {line[:LINE] for line in (*head, *tail)}
-    error_lines, place_lines = _marked(text, lowered)
+    error_lines, place_lines = _marked(text)
     errors = [line for line in error_lines if line not in edges]
     if len(errors) > MOST_LINES:
         errors = errors[:MOST_LINES // 2] + errors[-(MOST_LINES - MOST_LINES // 2):]
@@ -48,9 +50,22 @@ def gist(text: str) -> str:
     return "\n".join(line[:LINE] for line in (*head, *errors, *places, *tail))
 
 
-def _marked(text: str, lowered: str) -> tuple[list[str], list[str]]:
+def _marked(text: str) -> tuple[list[str], list[str]]:
     """The distinct lines of `text` holding an error mark, and those holding a place mark, each
-    in their order and cut at LINE; of one mark, the first MOST_LOOKS lines holding it."""
+    in their order and cut at LINE; of one mark, the first MOST_LOOKS lines holding it (in lower
+    case). In C where the package was built with it (sessidx/_words.c: one pass over the text
+    as it is), else python_marked."""
+    if _native_marked is not None:
+        error_starts, place_starts = _native_marked(text, _MARKS, len(ERROR_MARKS), MOST_LOOKS)
+        return _cut(text, error_starts), _cut(text, place_starts)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character whose lower case is longer (`İ`): places would shift
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return python_marked(text, lowered)
+
+
+def python_marked(text: str, lowered: str) -> tuple[list[str], list[str]]:
+    """_marked in Python, over the text and its lower case."""
     finder = _finder(_MARKS)
     errors: set[int] = set()
     places: set[int] = set()
@@ -76,7 +91,7 @@ def _marked(text: str, lowered: str) -> tuple[list[str], list[str]]:
     return _cut(text, errors), _cut(text, places)
 
 
-def _cut(text: str, starts: set[int]) -> list[str]:
+def _cut(text: str, starts: set[int] | list[int]) -> list[str]:
     found = dict.fromkeys(text[start:end if (end := text.find("\n", start, start + LINE)) >= 0 else start + LINE]
                           for start in sorted(starts))
     found.pop("", None)

@@ -210,23 +210,44 @@ def test_an_output_stored_twice_is_kept_once():
     assert kept.count("KeyError: 'gizmo_count'") == 1 and kept.count("gword0") == 1
 
 
+def test_of_one_mark_the_first_lines_holding_it_are_looked_at_both_ways():
+    """MOST_LOOKS lines per mark, in C as in Python: a mark said on more lines than that stops
+    counting there; another mark's lines are still found."""
+    from sessidx import tool_output
+
+    text = "\n".join([f"error {i}" for i in range(tool_output.MOST_LOOKS + 50)]
+                     + [f"x.py:{i} FAILED" for i in range(30)] + ["ERROR: the last one", "src/a.rs:1"])
+    errors, places = tool_output._marked(text)
+    assert (errors, places) == tool_output.python_marked(text, text.lower())
+    assert errors[tool_output.MOST_LOOKS - 1] == f"error {tool_output.MOST_LOOKS - 1}"
+    assert f"error {tool_output.MOST_LOOKS}" not in errors and "ERROR: the last one" not in errors
+    assert "x.py:0 FAILED" in errors and places[-1] == "src/a.rs:1"
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["Error: boom", "ok", "FAILED tests/x.py:3", "src/pool.rs:12 here", "exit code 2",
                                  "error error error", "Traceback (most recent call last):", 'File "a.py", line 1',
-                                 "timed outraceback", "érror", "İ Killed", "x" * 300, ""]),
+                                 "timed outraceback", "érror", "İ Killed", "x" * 300, "", "\u212aILLED (kelvin)",
+                                 "src/A.PY:9", "errorerror" * 40 + " fail", "ExItEd WiTh 1", "日本語 error 😀",
+                                 "\u0100 non-zero", "ab", "e"]),
                 min_size=30, max_size=900))
 def test_one_pass_over_every_mark_keeps_what_a_search_per_mark_keeps(lines):
-    """The gist of a long output is the same whether its marks are found in one pass
-    (ahocorasick-rs) or one str.find per mark (where that is not installed)."""
+    """The gist of a long output is the same whether its marks are found in C (sessidx/_words.c),
+    in one pass in Python (ahocorasick-rs) or by one str.find per mark (where neither is there)."""
     from sessidx import tool_output
 
     text = "\n".join(lines)
-    fast = tool_output.gist(text)
+    native = tool_output.gist(text)
+    built = tool_output._native_marked
+    assert built is not None  # built (CI's machine has a compiler): the C one was compared
     saved = dict(tool_output._FINDERS)
     try:
+        tool_output._native_marked = None
+        assert tool_output.gist(text) == native
         tool_output._FINDERS[tool_output._MARKS] = None  # as where ahocorasick-rs is missing
-        assert tool_output.gist(text) == fast
+        assert tool_output.gist(text) == native
     finally:
+        tool_output._native_marked = built
         tool_output._FINDERS.clear()
         tool_output._FINDERS.update(saved)
     assert tool_output._finder(tool_output._MARKS) is not None  # the fast one was the one compared
