@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 try:
     from sessidx._words import marked as _native_marked
 except ImportError:  # installed without a compiler (setup.py)
-    _native_marked = None
+    _native_marked = None  # type: ignore[assignment]
 
 WHOLE = 4096  # an output this short is indexed whole
 LINE = 200  # what is kept of one line

@@ -20,7 +20,7 @@ from sessidx.content.near import PART, fold  # `selector` finds one saying it be
 try:
     from sessidx._words import counted as _native_counted
 except ImportError:  # installed without a compiler (setup.py)
-    _native_counted = None
+    _native_counted = None  # type: ignore[assignment]
 
 # every ASCII byte that is not a letter or a digit, as a space: what parts unicode61's tokens
 _ASCII_SPLIT = bytes(b if chr(b).isalnum() or b >= 0x80 else 0x20 for b in range(256))
