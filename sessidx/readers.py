@@ -14,14 +14,9 @@ import stat
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from io import BufferedReader
     from typing import Any
-
-try:
-    from sessidx._stamps import stamped_files as _native_stamped_files
-except ImportError:  # not built (no compiler at install): the Python loop
-    _native_stamped_files = None  # type: ignore[assignment]
 
 HEAD_LINES = 80
 LINE_CAP = 256 * 1024
@@ -449,6 +444,23 @@ def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
         return []
 
 
+_NOT_LOADED = object()
+_native_stamped_files: Any = _NOT_LOADED
+
+
+def _native_listing() -> Callable[[str, str, str], tuple[list[tuple[str, FileStamp]], set[str]]] | None:
+    """sessidx/_stamps.c's stamped_files, loaded by the first listing (a search and the kept
+    rows' press import this module and list nothing); None where the package was built without it."""
+    global _native_stamped_files  # noqa: PLW0603 - loaded once
+    if _native_stamped_files is _NOT_LOADED:
+        try:
+            from sessidx._stamps import stamped_files
+        except ImportError:  # not built (no compiler at install): the Python loop
+            stamped_files = None  # type: ignore[assignment]
+        _native_stamped_files = stamped_files
+    return _native_stamped_files  # type: ignore[no-any-return]
+
+
 def stamped_files(
     folder: str, suffix: str, skip_prefix: str = ""
 ) -> tuple[list[tuple[str, FileStamp]], set[str]]:
@@ -458,9 +470,10 @@ def stamped_files(
     freshness.Watch records what the listing looks at, which sees only Python's os calls."""
     from sessidx.freshness import watching  # here: the kept rows' press imports readers, never a listing
 
-    if _native_stamped_files is not None and not watching():
+    native = _native_listing()
+    if native is not None and not watching():
         try:
-            return _native_stamped_files(folder, suffix, skip_prefix)
+            return native(folder, suffix, skip_prefix)
         except ValueError:  # a NUL in the path: no such folder
             return [], set()
     return python_stamped_files(folder, suffix, skip_prefix)

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
-
-try:
-    from sessidx._words import marked as _native_marked
-except ImportError:  # installed without a compiler (setup.py)
-    _native_marked = None  # type: ignore[assignment]
 
 WHOLE = 4096  # an output this short is indexed whole
 LINE = 200  # what is kept of one line
@@ -55,13 +51,30 @@ def _marked(text: str) -> tuple[list[str], list[str]]:
     in their order and cut at LINE; of one mark, the first MOST_LOOKS lines holding it (in lower
     case). In C where the package was built with it (sessidx/_words.c: one pass over the text
     as it is), else python_marked."""
-    if _native_marked is not None:
-        error_starts, place_starts = _native_marked(text, _MARKS, len(ERROR_MARKS), MOST_LOOKS)
+    if (native := native_marked()) is not None:
+        error_starts, place_starts = native(text, _MARKS, len(ERROR_MARKS), MOST_LOOKS)
         return _cut(text, error_starts), _cut(text, place_starts)
     lowered = text.lower()
     if len(lowered) != len(text):  # a character whose lower case is longer (`İ`): places would shift
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     return python_marked(text, lowered)
+
+
+_NOT_LOADED = object()
+_native_marked: Any = _NOT_LOADED
+
+
+def native_marked() -> Callable[[str, tuple[str, ...], int, int], tuple[list[int], list[int]]] | None:
+    """sessidx/_words.c's `marked`, loaded by the first long output (a search, which imports this
+    module for its snippets, never loads it); None where the package was built without it."""
+    global _native_marked  # noqa: PLW0603 - loaded once
+    if _native_marked is _NOT_LOADED:
+        try:
+            from sessidx._words import marked
+        except ImportError:  # installed without a compiler (setup.py)
+            marked = None  # type: ignore[assignment]
+        _native_marked = marked
+    return _native_marked  # type: ignore[no-any-return]
 
 
 def python_marked(text: str, lowered: str) -> tuple[list[str], list[str]]:

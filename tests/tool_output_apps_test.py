@@ -238,7 +238,7 @@ def test_one_pass_over_every_mark_keeps_what_a_search_per_mark_keeps(lines):
 
     text = "\n".join(lines)
     native = tool_output.gist(text)
-    built = tool_output._native_marked
+    built = tool_output.native_marked()
     assert built is not None  # built (CI's machine has a compiler): the C one was compared
     saved = dict(tool_output._FINDERS)
     try:
