@@ -194,13 +194,61 @@ static unsigned char lowered(Py_UCS4 c) { return c < 256 ? LOWER[c] : c == 0x212
 
 #define MOST_MARKS 64
 
+/* The marks, as tables made once for the tuple tool_output passes on every call */
 typedef struct {
+    PyObject *tuple;  /* the marks' tuple these tables are of (a reference kept) */
     const char *text[MOST_MARKS];
-    Py_ssize_t length[MOST_MARKS], looks[MOST_MARKS], errors, most;
-    unsigned long long starting[128];  /* the marks each letter starts */
-    unsigned char by_pair[128 * 128 / 8];  /* the two first letters of some mark, lower case: a bit each */
-    unsigned char by_bytes[256 * 256 / 8];  /* the same, as any case of them in one-byte text */
+    Py_ssize_t length[MOST_MARKS];
+    unsigned long long by_pair[128 * 128];  /* the marks starting with each two letters, lower case */
+    unsigned char by_bytes[256 * 256 / 8];  /* whether some mark starts with two bytes, any case: a bit each */
 } Marks;
+
+static Marks *made_marks = NULL;
+
+static void set_bit(unsigned char *bits, unsigned at) { bits[at / 8] |= (unsigned char)(1u << (at % 8)); }
+static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> (at % 8) & 1; }
+
+/* The tables of `tuple` (ASCII marks, lower case, two letters or more), made on the first call */
+static Marks *marks_of(PyObject *tuple) {
+    if (made_marks != NULL && made_marks->tuple == tuple)
+        return made_marks;
+    Py_ssize_t count = PyTuple_GET_SIZE(tuple);
+    if (count > MOST_MARKS) {
+        PyErr_SetString(PyExc_ValueError, "too many marks");
+        return NULL;
+    }
+    Marks *marks = PyMem_Calloc(1, sizeof(Marks));
+    if (marks == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *one = PyTuple_GET_ITEM(tuple, j);
+        if (!PyUnicode_Check(one) || !PyUnicode_IS_ASCII(one) || PyUnicode_GET_LENGTH(one) < 2 ||
+            LOWER[PyUnicode_1BYTE_DATA(one)[0]] != PyUnicode_1BYTE_DATA(one)[0] ||
+            LOWER[PyUnicode_1BYTE_DATA(one)[1]] != PyUnicode_1BYTE_DATA(one)[1]) {
+            PyErr_SetString(PyExc_ValueError, "marks: ASCII, lower case, two letters or more");
+            PyMem_Free(marks);
+            return NULL;
+        }
+        const unsigned char *letters = PyUnicode_1BYTE_DATA(one);
+        marks->text[j] = (const char *)letters;
+        marks->length[j] = PyUnicode_GET_LENGTH(one);
+        marks->by_pair[letters[0] * 128u + letters[1]] |= 1ULL << j;
+        for (unsigned first = 0; first < 256; first++)
+            for (unsigned second = 0; second < 256; second++)
+                if (LOWER[first] == letters[0] && LOWER[second] == letters[1])
+                    set_bit(marks->by_bytes, first << 8 | second);
+    }
+    Py_INCREF(tuple);
+    marks->tuple = tuple;
+    if (made_marks != NULL) {
+        Py_DECREF(made_marks->tuple);
+        PyMem_Free(made_marks);
+    }
+    made_marks = marks;
+    return marks;
+}
 
 /* Where the lines of the text start, as far as the marks found so far needed them: found on
  * a match alone (most characters start none), by a look back as far as the last look reached. */
@@ -210,18 +258,15 @@ typedef struct {
     int error, place;  /* that line is kept as one */
 } Line;
 
-static int set_bit(unsigned char *bits, unsigned at) { return bits[at / 8] |= (unsigned char)(1u << (at % 8)); }
-static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> (at % 8) & 1; }
-
-/* Each mark that starts at `i` (its first two letters matched some mark's): its line kept as an
+/* Each mark that starts at `i` with the two letters `pair` (some mark's): its line kept as an
  * error or a place line while the mark has looks left. */
-#define MARKS_AT(TYPE)                                                                             \
+#define MARKS_AT(TYPE, pair)                                                                       \
     {                                                                                              \
-        unsigned long long candidates = marks->starting[lowered(chars[i])];                        \
+        unsigned long long candidates = marks->by_pair[pair];                                       \
         while (candidates) {                                                                       \
             int j = __builtin_ctzll(candidates);                                                   \
             candidates &= candidates - 1;                                                          \
-            Py_ssize_t k = 1;                                                                      \
+            Py_ssize_t k = 2;                                                                      \
             while (k < marks->length[j] && i + k < length &&                                       \
                    lowered(chars[i + k]) == (unsigned char)marks->text[j][k])                      \
                 k++;                                                                               \
@@ -230,7 +275,7 @@ static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> 
             Py_ssize_t back = i;                                                                   \
             while (back > line.looked && chars[back - 1] != '\n')                                  \
                 back--;                                                                            \
-            if (back > line.looked) { /* a line ended since the last match: another */      \
+            if (back > line.looked) { /* a line ended since the last match: another */             \
                 line.start = back;                                                                 \
                 line.marks = 0;                                                                    \
                 line.error = line.place = 0;                                                       \
@@ -239,10 +284,10 @@ static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> 
             if (line.marks >> j & 1)                                                               \
                 continue;                                                                          \
             line.marks |= 1ULL << j;                                                               \
-            if (marks->looks[j] >= marks->most)                                                    \
+            if (looks[j] >= most)                                                                  \
                 continue;                                                                          \
-            marks->looks[j]++;                                                                     \
-            int error = j < marks->errors;                                                         \
+            looks[j]++;                                                                            \
+            int error = j < errors;                                                                \
             if (error ? line.error : line.place)                                                   \
                 continue;                                                                          \
             *(error ? &line.error : &line.place) = 1;                                              \
@@ -255,27 +300,28 @@ static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> 
         }                                                                                          \
     }
 
-static int marked_lines(Marks *marks, int kind, const void *data, Py_ssize_t length, PyObject *error_starts,
-                        PyObject *place_starts) {
+static int marked_lines(const Marks *marks, Py_ssize_t errors, Py_ssize_t most, int kind, const void *data,
+                        Py_ssize_t length, PyObject *error_starts, PyObject *place_starts) {
     Line line = {0, 0, 0, 0, 0};
+    Py_ssize_t looks[MOST_MARKS] = {0};
     if (kind == PyUnicode_1BYTE_KIND) {  /* one table read per character */
         const Py_UCS1 *chars = data;
         for (Py_ssize_t i = 0; i + 1 < length; i++)
             if (bit(marks->by_bytes, (unsigned)chars[i] << 8 | chars[i + 1]))
-                MARKS_AT(Py_UCS1)
+                MARKS_AT(Py_UCS1, LOWER[chars[i]] * 128u + LOWER[chars[i + 1]])
     } else if (kind == PyUnicode_2BYTE_KIND) {
         const Py_UCS2 *chars = data;
         for (Py_ssize_t i = 0; i + 1 < length; i++) {
             unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);
-            if (first && second && bit(marks->by_pair, first * 128 + second))
-                MARKS_AT(Py_UCS2)
+            if (first && second && marks->by_pair[first * 128 + second])
+                MARKS_AT(Py_UCS2, first * 128 + second)
         }
     } else {
         const Py_UCS4 *chars = data;
         for (Py_ssize_t i = 0; i + 1 < length; i++) {
             unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);
-            if (first && second && bit(marks->by_pair, first * 128 + second))
-                MARKS_AT(Py_UCS4)
+            if (first && second && marks->by_pair[first * 128 + second])
+                MARKS_AT(Py_UCS4, first * 128 + second)
         }
     }
     return 0;
@@ -287,39 +333,16 @@ static int marked_lines(Marks *marks, int kind, const void *data, Py_ssize_t len
  * `most` lines holding it: tool_output._marked's lines. */
 static PyObject *marked(PyObject *module, PyObject *args) {
     PyObject *text, *tuple;
-    Marks marks;
-    memset(&marks, 0, sizeof marks);
-    if (!PyArg_ParseTuple(args, "UO!nn", &text, &PyTuple_Type, &tuple, &marks.errors, &marks.most))
+    Py_ssize_t errors, most;
+    if (!PyArg_ParseTuple(args, "UO!nn", &text, &PyTuple_Type, &tuple, &errors, &most))
         return NULL;
-    Py_ssize_t count = PyTuple_GET_SIZE(tuple);
-    if (count > MOST_MARKS) {
-        PyErr_SetString(PyExc_ValueError, "too many marks");
+    const Marks *marks = marks_of(tuple);
+    if (marks == NULL)
         return NULL;
-    }
-    for (Py_ssize_t j = 0; j < count; j++) {
-        PyObject *one = PyTuple_GET_ITEM(tuple, j);
-        if (!PyUnicode_Check(one) || !PyUnicode_IS_ASCII(one) || PyUnicode_GET_LENGTH(one) < 2) {
-            PyErr_SetString(PyExc_ValueError, "marks: ASCII, two letters or more");
-            return NULL;
-        }
-        const unsigned char *letters = PyUnicode_1BYTE_DATA(one);
-        if (LOWER[letters[0]] != letters[0] || LOWER[letters[1]] != letters[1]) {
-            PyErr_SetString(PyExc_ValueError, "marks: lower case");
-            return NULL;
-        }
-        marks.text[j] = (const char *)letters;
-        marks.length[j] = PyUnicode_GET_LENGTH(one);
-        marks.starting[letters[0]] |= 1ULL << j;
-        set_bit(marks.by_pair, letters[0] * 128u + letters[1]);
-        for (unsigned first = 0; first < 256; first++)
-            for (unsigned second = 0; second < 256; second++)
-                if (LOWER[first] == letters[0] && LOWER[second] == letters[1])
-                    set_bit(marks.by_bytes, first << 8 | second);
-    }
     PyObject *error_starts = PyList_New(0), *place_starts = PyList_New(0);
     if (error_starts == NULL || place_starts == NULL ||
-        marked_lines(&marks, PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), error_starts,
-                     place_starts) < 0) {
+        marked_lines(marks, errors, most, PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text),
+                     error_starts, place_starts) < 0) {
         Py_XDECREF(error_starts);
         Py_XDECREF(place_starts);
         return NULL;
