@@ -150,30 +150,32 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
     raws: list[str] = []  # each string read, as the line has it: a second copy is known unread
-    for opening in _openings(line):
-        if any(line.startswith(raw, opening) for raw in raws):
-            continue
-        try:
-            text, closed = scanstring(line, opening, False)
-        except ValueError:  # a string cut short or badly escaped: the rest are read
-            continue
-        raws.append(line[opening:closed])
-        if not any(text in other for other in texts):
-            texts = [other for other in texts if other not in text] + [text]
+    at = line.find('":')
+    while at >= 0:
+        after = at + 2
+        if (opening := _opening(line, at)) >= 0:
+            if (raw := next((r for r in raws if line.startswith(r, opening)), None)) is not None:
+                after = opening + len(raw)
+            else:
+                try:
+                    text, after = scanstring(line, opening, False)
+                except ValueError:  # a string cut short or badly escaped: the rest are read
+                    pass
+                else:
+                    raws.append(line[opening:after])
+                    if not any(text in other for other in texts):
+                        texts = [other for other in texts if other not in text] + [text]
+        at = line.find('":', after)  # not inside a string read: its quotes are escaped there
     return "\n".join(gist(text) for text in texts)
 
 
-def _openings(line: str) -> list[int]:
-    """Where each string after one of _QUOTED_KEYS starts (`"content":"`, `"stdout": "`): found by
-    the `":` every one of them holds (one pass, in C; a long record holds a few), not by a
-    pass over the line per key."""
-    out = []
-    at = line.find('":')
-    while at >= 0:
-        if line.endswith(_QUOTED_KEYS, 0, at):
-            if line.startswith('"', at + 2):
-                out.append(at + 3)
-            elif line.startswith(' "', at + 2):
-                out.append(at + 4)
-        at = line.find('":', at + 2)
-    return out
+def _opening(line: str, at: int) -> int:
+    """Where the string after one of _QUOTED_KEYS starts, when the `":` at `at` ends one
+    (`"content":"`, `"stdout": "`); else -1. Looked for at each `":` outside the strings read
+    (one pass, in C; a long record holds a few), not by a pass over the line per key."""
+    if line.endswith(_QUOTED_KEYS, 0, at):
+        if line.startswith('"', at + 2):
+            return at + 3
+        if line.startswith(' "', at + 2):
+            return at + 4
+    return -1

@@ -210,6 +210,29 @@ def test_an_output_stored_twice_is_kept_once():
     assert kept.count("KeyError: 'gizmo_count'") == 1 and kept.count("gword0") == 1
 
 
+_TRICKY = st.sampled_from(['"stdout": "', '"content":"', '\\"', '":', "error: x", "line\n", "ok ", "é", "\\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["content", "text", "output", "stdout", "stderr", "detailedContent", "input",
+                                           "type"]),
+                          st.lists(_TRICKY, max_size=40).map("".join)), min_size=1, max_size=6),
+       st.booleans())
+def test_a_long_records_outputs_are_its_quoted_keys_strings(fields, nested):
+    """raw_gist of a valid JSON record (looked for between the strings it reads, never inside
+    one) gives the gists of exactly the strings a parser finds under the output keys, in order,
+    each once: however those strings, or the others, hold quotes, keys and `":`."""
+    from sessidx.tool_output import _QUOTED_KEYS, gist, raw_gist
+
+    record = [{key: value} if nested else (key, value) for key, value in fields]
+    line = json.dumps({"items": record} if nested else dict(record), ensure_ascii=False).encode()
+    wanted: list[str] = []
+    for key, value in (fields if nested else dict(record).items()):
+        if f'"{key}' in _QUOTED_KEYS and not any(value in other for other in wanted):
+            wanted = [other for other in wanted if other not in value] + [value]
+    assert raw_gist(line, 0, len(line)) == "\n".join(gist(text) for text in wanted)
+
+
 def test_of_one_mark_the_first_lines_holding_it_are_looked_at_both_ways():
     """MOST_LOOKS lines per mark, in C as in Python: a mark said on more lines than that stops
     counting there; another mark's lines are still found."""
