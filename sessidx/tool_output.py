@@ -142,11 +142,6 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
     """The gist of the tool outputs in the raw JSON line `buf[start:end]`, too long to be parsed
     whole: each output string read whole (by the C scanner of JSON strings alone), one stored
     twice (Claude keeps an output in its message and in `toolUseResult`) counted once."""
-    try:
-        from _json import scanstring  # the `json` package would load `re` and `enum`
-    except ImportError:  # a Python without its C accelerator
-        from json.decoder import py_scanstring as scanstring  # type: ignore[attr-defined,no-redef]
-
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
     raws: list[str] = []  # each string read, as the line has it: a second copy is known unread
@@ -156,17 +151,27 @@ def raw_gist(buf: bytes, start: int, end: int) -> str:
         if (opening := _opening(line, at)) >= 0:
             if (raw := next((r for r in raws if line.startswith(r, opening)), None)) is not None:
                 after = opening + len(raw)
-            else:
-                try:
-                    text, after = scanstring(line, opening, False)
-                except ValueError:  # a string cut short or badly escaped: the rest are read
-                    pass
-                else:
-                    raws.append(line[opening:after])
-                    if not any(text in other for other in texts):
-                        texts = [other for other in texts if other not in text] + [text]
+            elif (read := _scanned(line, opening)) is not None:  # None: cut short or badly escaped
+                text, after = read
+                raws.append(line[opening:after])
+                if not any(text in other for other in texts):
+                    texts = [other for other in texts if other not in text] + [text]
         at = line.find('":', after)  # not inside a string read: its quotes are escaped there
     return "\n".join(gist(text) for text in texts)
+
+
+def _scanned(line: str, at: int) -> tuple[str, int] | None:
+    """json's scanstring(line, at, strict=False): the JSON string starting at `at`, unescaped,
+    and where it ends; None for one cut short or badly escaped (the rest are read). From
+    json.decoder, not _json: _json builds its errors from json.decoder's, and where that is not
+    loaded yet it raises SystemError instead (an indexing process has loaded it by then,
+    through readers; this no longer depends on that)."""
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # the C one where Python has it
+
+    try:
+        return scanstring(line, at, False)  # type: ignore[no-any-return]
+    except ValueError:
+        return None
 
 
 def _opening(line: str, at: int) -> int:

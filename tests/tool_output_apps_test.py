@@ -233,6 +233,19 @@ def test_a_long_records_outputs_are_its_quoted_keys_strings(fields, nested):
     assert raw_gist(line, 0, len(line)) == "\n".join(gist(text) for text in wanted)
 
 
+def test_a_badly_escaped_output_string_is_skipped_in_a_process_without_json():
+    """A long record whose output string holds a bad escape: the other outputs are read, even in
+    a process that has not loaded `json` (where _json's scanstring raises SystemError)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom sessidx.tool_output import raw_gist\nassert 'json' not in sys.modules\n"
+             "line = sys.argv[1].encode()\nprint(raw_gist(line, 0, len(line)))\n")
+    line = '{"content":"bad \\x escape","stdout":"the KeyError is here"}'
+    done = subprocess.run([sys.executable, "-c", probe, line], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "the KeyError is here\n", done.stderr
+
+
 def test_of_one_mark_the_first_lines_holding_it_are_looked_at_both_ways():
     """MOST_LOOKS lines per mark, in C as in Python: a mark said on more lines than that stops
     counting there; another mark's lines are still found."""
@@ -261,16 +274,16 @@ def test_one_pass_over_every_mark_keeps_what_a_search_per_mark_keeps(lines):
 
     text = "\n".join(lines)
     native = tool_output.gist(text)
-    built = tool_output.native_marked()
-    assert built is not None  # built (CI's machine has a compiler): the C one was compared
+    built = tool_output.native_marked
+    assert built() is not None  # built (CI's machine has a compiler): the C one was compared
     saved = dict(tool_output._FINDERS)
     try:
-        tool_output._native_marked = None
+        tool_output.native_marked = lambda: None
         assert tool_output.gist(text) == native
         tool_output._FINDERS[tool_output._MARKS] = None  # as where ahocorasick-rs is missing
         assert tool_output.gist(text) == native
     finally:
-        tool_output._native_marked = built
+        tool_output.native_marked = built
         tool_output._FINDERS.clear()
         tool_output._FINDERS.update(saved)
     assert tool_output._finder(tool_output._MARKS) is not None  # the fast one was the one compared
