@@ -203,15 +203,17 @@ typedef struct {
     unsigned char by_bytes[256 * 256 / 8];  /* whether some mark starts with two bytes, any case: a bit each */
 } Marks;
 
-static Marks *made_marks = NULL;
+#define MADE 4
+static Marks *made_marks[MADE];  /* the tables of the last tuples asked for (marks, key words) */
 
 static void set_bit(unsigned char *bits, unsigned at) { bits[at / 8] |= (unsigned char)(1u << (at % 8)); }
 static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> (at % 8) & 1; }
 
 /* The tables of `tuple` (ASCII marks, lower case, two letters or more), made on the first call */
 static Marks *marks_of(PyObject *tuple) {
-    if (made_marks != NULL && made_marks->tuple == tuple)
-        return made_marks;
+    for (int made = 0; made < MADE; made++)
+        if (made_marks[made] != NULL && made_marks[made]->tuple == tuple)
+            return made_marks[made];
     Py_ssize_t count = PyTuple_GET_SIZE(tuple);
     if (count > MOST_MARKS) {
         PyErr_SetString(PyExc_ValueError, "too many marks");
@@ -242,11 +244,12 @@ static Marks *marks_of(PyObject *tuple) {
     }
     Py_INCREF(tuple);
     marks->tuple = tuple;
-    if (made_marks != NULL) {
-        Py_DECREF(made_marks->tuple);
-        PyMem_Free(made_marks);
+    if (made_marks[MADE - 1] != NULL) {  /* the oldest goes */
+        Py_DECREF(made_marks[MADE - 1]->tuple);
+        PyMem_Free(made_marks[MADE - 1]);
     }
-    made_marks = marks;
+    memmove(made_marks + 1, made_marks, sizeof(made_marks[0]) * (MADE - 1));
+    made_marks[0] = marks;
     return marks;
 }
 
@@ -350,9 +353,66 @@ static PyObject *marked(PyObject *module, PyObject *args) {
     return Py_BuildValue("(NN)", error_starts, place_starts);
 }
 
+/* Each place in `chars` where one of the words starts (in lower case), as (word, place) */
+#define FOUND_LOOP(TYPE, PAIR_HIT, PAIR)                                                           \
+    {                                                                                              \
+        const TYPE *chars = data;                                                                  \
+        for (Py_ssize_t i = 0; i + 1 < length; i++) {                                              \
+            if (!(PAIR_HIT))                                                                       \
+                continue;                                                                          \
+            for (unsigned long long candidates = marks->by_pair[PAIR]; candidates;                 \
+                 candidates &= candidates - 1) {                                                   \
+                int j = __builtin_ctzll(candidates);                                               \
+                Py_ssize_t k = 2;                                                                  \
+                while (k < marks->length[j] && i + k < length &&                                   \
+                       lowered(chars[i + k]) == (unsigned char)marks->text[j][k])                  \
+                    k++;                                                                           \
+                if (k < marks->length[j])                                                          \
+                    continue;                                                                      \
+                PyObject *hit = Py_BuildValue("(in)", j, i);                                       \
+                if (hit == NULL || PyList_Append(out, hit) < 0) {                                  \
+                    Py_XDECREF(hit);                                                               \
+                    Py_DECREF(out);                                                                \
+                    return NULL;                                                                   \
+                }                                                                                  \
+                Py_DECREF(hit);                                                                    \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* found(text, words) -> [(word's index, place)]: where each of `words` (ASCII, lower case, two
+ * letters or more) is in the lower case of `text`, every place, in the text's order: the places
+ * a str.find per word over text.lower() finds (for words that cannot overlap themselves), in
+ * one pass (redact's key words) */
+static PyObject *found(PyObject *module, PyObject *args) {
+    PyObject *text, *tuple;
+    if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &tuple))
+        return NULL;
+    const Marks *marks = marks_of(tuple);
+    PyObject *out = marks == NULL ? NULL : PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        FOUND_LOOP(Py_UCS1, bit(marks->by_bytes, (unsigned)chars[i] << 8 | chars[i + 1]),
+                   LOWER[chars[i]] * 128u + LOWER[chars[i + 1]])
+    else if (kind == PyUnicode_2BYTE_KIND)
+        FOUND_LOOP(Py_UCS2, lowered(chars[i]) && lowered(chars[i + 1]) &&
+                                marks->by_pair[lowered(chars[i]) * 128u + lowered(chars[i + 1])],
+                   lowered(chars[i]) * 128u + lowered(chars[i + 1]))
+    else
+        FOUND_LOOP(Py_UCS4, lowered(chars[i]) && lowered(chars[i + 1]) &&
+                                marks->by_pair[lowered(chars[i]) * 128u + lowered(chars[i + 1])],
+                   lowered(chars[i]) * 128u + lowered(chars[i + 1]))
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"counted", counted, METH_VARARGS,
      "counted(text, prefix) -> (tokens, parts): tokens.counted of an ASCII str, or of bytes"},
+    {"found", found, METH_VARARGS, "found(text, words) -> [(word's index, place)] in the text's lower case"},
     {"marked", marked, METH_VARARGS,
      "marked(text, marks, errors, most) -> (error line starts, place line starts): tool_output._marked's lines"},
     {NULL, NULL, 0, NULL},

@@ -104,18 +104,45 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
                     spans.append(hashed)
             elif sum(c.isalpha() for c in run) >= 2:
                 _judge_run(text, low, at, end, run, spans)
-    for word in _TRIGGERS:
-        at = low.find(word)
-        while at >= 0:
-            if word != "key" or low.endswith(_KEY_OWNERS, max(0, at - 7), at):
-                _after_key_word(text, low, at, word, spans)
-            at = low.find(word, at + len(word))
+    for word, at in _key_words(text, low):
+        if word != "key" or low.endswith(_KEY_OWNERS, max(0, at - 7), at):
+            _after_key_word(text, low, at, word, spans)
     if "://" in low and "@" in low:
         at = low.find("://")
         while at >= 0:
             _userinfo(text, at + 3, spans)
             at = low.find("://", at + 3)
     return _merged(spans)
+
+
+# sessidx/_words.c's `found`, where the package was built with it and indexing asked for it
+# (scan_in_c): a key press, a search and a preview mask a few short texts and load no C module
+_found: Any = None
+
+
+def scan_in_c() -> None:
+    """Key words found in one pass in C from now on (in this process, and those it forks):
+    indexing masks every message, and looked for each key word in turn (9 passes of str.find)."""
+    global _found  # noqa: PLW0603 - switched on once
+    try:
+        from sessidx._words import found
+    except ImportError:  # installed without a compiler (setup.py)
+        return
+    _found = found
+
+
+def _key_words(text: str, low: str) -> Iterator[tuple[str, int]]:
+    """(key word, place) of each of _TRIGGERS in `low` (text in lower case), every place: no key
+    word overlaps itself, so each place of one is found by a str.find from the end of the last."""
+    if _found is not None:
+        for i, at in _found(text, _TRIGGERS):  # the same places, in the text's order
+            yield _TRIGGERS[i], at
+        return
+    for word in _TRIGGERS:
+        at = low.find(word)
+        while at >= 0:
+            yield word, at
+            at = low.find(word, at + len(word))
 
 
 def _ascii_runs(text: str, low: str, spans: list[tuple[int, int]]) -> None:

@@ -9,6 +9,8 @@ import re
 
 import pytest
 from homes import CodexThread, write_codex_home
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessidx.apps import APPS
 from sessidx.config import current_env
@@ -63,6 +65,43 @@ def test_ascii_text_and_text_with_other_characters_are_judged_alike():
         if text.isascii():
             assert secret_spans(text) == secret_spans(text + " привет"), text
             assert secret_spans(text) == [(a - 6, b - 6) for a, b in secret_spans("日本語です " + text)], text
+
+
+def spans_both_ways(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """secret_spans with the key words found in C (redact.scan_in_c, as indexing does) and in Python."""
+    from sessidx import redact
+
+    saved = redact._found  # noqa: SLF001 - the module's own switch
+    try:
+        redact.scan_in_c()
+        assert redact._found is not None  # noqa: SLF001 - built (CI's machine has a compiler)
+        in_c = redact.secret_spans(text)
+        redact._found = None  # noqa: SLF001
+        return in_c, redact.secret_spans(text)
+    finally:
+        redact._found = saved  # noqa: SLF001
+
+
+def test_key_words_found_in_c_mask_what_python_masks():
+    for text in [t for t, _ in CORPUS] + KEPT + [t for t, _ in TOOL_PRINTED]:
+        for variant in (text, text.upper(), text.title(), "İ " + text, text.replace("k", "\u212a")):
+            in_c, in_python = spans_both_ways(variant)
+            assert in_c == in_python, variant
+
+
+# key words (in any case, one with the Kelvin sign that lowers to `k`), near misses, and values
+_KEY_PIECES = st.sampled_from(["pass", "PASSWORD", "pwd", "Secret", "TOKEN", "to\u212aen", "api_", "access_", "key",
+                               "\u212aEY", "x-api-key", "curl -u bob:", "mysql -p", "sshpass -p ", "sig=", "Signature=",
+                               "past", "passport", "tokenize", "keyboard", "secretary", "signal=", "sig", "=", ": ",
+                               " = ", "'", '"', "s3cr3t-Valu3", "hunter2", "AKIAQ3EGRT5KZ7XW2YLM", "\n", " ", "İ", "é",
+                               "[sudo] password for al: ", "&", "%2F"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_KEY_PIECES, max_size=25).map("".join))
+def test_generated_text_is_masked_alike_with_key_words_found_in_c(text):
+    in_c, in_python = spans_both_ways(text)
+    assert in_c == in_python
 
 
 @pytest.mark.parametrize("text", KEPT)

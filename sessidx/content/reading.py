@@ -18,7 +18,7 @@ from sessidx.content.tokens import counted, terms
 from sessidx.conversation import by_records, messages_from, transcript_of
 from sessidx.model import Session
 from sessidx.readers import open_regular
-from sessidx.redact import mask, warm
+from sessidx.redact import mask, scan_in_c, warm
 
 if TYPE_CHECKING:
     import sqlite3  # the package: store opens the C module alone
@@ -85,6 +85,8 @@ def refresh(db: sqlite3.Connection, sessions: list[Session], report: Callable[[P
     stats = {"sources": 0, "appended": 0, "reindexed": 0, "removed": 0, "bytes": 0, "messages": 0}
     gone = [known[key][0] for key in known.keys() - wanted.keys()]
     todo = [s for key, s in wanted.items() if key not in known or known[key][1] != s.stamp]
+    if todo:
+        scan_in_c()  # every message is masked: key words in one pass (a search's snippets stay in Python)
     if planned:
         planned(len(todo) + len(gone))
     progress = Progress(len(todo), sum(s.size for s in todo))
