@@ -409,9 +409,63 @@ static PyObject *found(PyObject *module, PyObject *args) {
     return out;
 }
 
+/* long_runs(text, mask, least, prefixes) -> [(start, end)]: of the runs of an ASCII text's
+ * token characters (`mask`: 'k' for those, by byte) at least `least` long, those that redact
+ * must judge or may: holding a digit, or 40 long, or after '$' or '}', or starting with one of
+ * `prefixes`; a superset of the runs redact._ascii_runs acts on (most runs are words and paths) */
+static PyObject *long_runs(PyObject *module, PyObject *args) {
+    PyObject *text, *prefixes;
+    Py_buffer mask;
+    Py_ssize_t least;
+    if (!PyArg_ParseTuple(args, "Uy*nO!", &text, &mask, &least, &PyTuple_Type, &prefixes))
+        return NULL;
+    PyObject *out = NULL;
+    if (!PyUnicode_IS_ASCII(text) || mask.len != 256) {
+        PyErr_SetString(PyExc_ValueError, "an ASCII text and a table of 256");
+        goto done;
+    }
+    const char *chars = (const char *)PyUnicode_1BYTE_DATA(text), *table = mask.buf;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), count = PyTuple_GET_SIZE(prefixes);
+    if ((out = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t at = 0; at < length;) {
+        if (table[(unsigned char)chars[at]] != 'k') {
+            at++;
+            continue;
+        }
+        Py_ssize_t end = at;
+        int digit = 0;
+        while (end < length && table[(unsigned char)chars[end]] == 'k') {
+            digit |= chars[end] >= '0' && chars[end] <= '9';
+            end++;
+        }
+        int wanted = end - at >= least && (digit || end - at >= 40 || (at && (chars[at - 1] == '$' || chars[at - 1] == '}')));
+        for (Py_ssize_t p = 0; end - at >= least && !wanted && p < count; p++) {
+            PyObject *prefix = PyTuple_GET_ITEM(prefixes, p);
+            Py_ssize_t size = PyUnicode_Check(prefix) ? PyUnicode_GET_LENGTH(prefix) : -1;
+            wanted = size >= 0 && size <= end - at && PyUnicode_IS_ASCII(prefix) &&
+                     memcmp(chars + at, PyUnicode_1BYTE_DATA(prefix), (size_t)size) == 0;
+        }
+        if (wanted) {
+            PyObject *run = Py_BuildValue("(nn)", at, end);
+            if (run == NULL || PyList_Append(out, run) < 0) {
+                Py_XDECREF(run);
+                Py_CLEAR(out);
+                goto done;
+            }
+            Py_DECREF(run);
+        }
+        at = end;
+    }
+done:
+    PyBuffer_Release(&mask);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"counted", counted, METH_VARARGS,
      "counted(text, prefix) -> (tokens, parts): tokens.counted of an ASCII str, or of bytes"},
+    {"long_runs", long_runs, METH_VARARGS, "long_runs(text, mask, least, prefixes) -> [(start, end)]: redact's runs"},
     {"found", found, METH_VARARGS, "found(text, words) -> [(word's index, place)] in the text's lower case"},
     {"marked", marked, METH_VARARGS,
      "marked(text, marks, errors, most) -> (error line starts, place line starts): tool_output._marked's lines"},

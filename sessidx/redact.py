@@ -115,20 +115,24 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     return _merged(spans)
 
 
-# sessidx/_words.c's `found`, where the package was built with it and indexing asked for it
-# (scan_in_c): a key press, a search and a preview mask a few short texts and load no C module
+# sessidx/_words.c's `found` and `long_runs`, where the package was built with them and indexing
+# asked for them (scan_in_c): a key press, a search and a preview mask a few short texts and
+# load no C module
 _found: Any = None
+_long_runs: Any = None
 
 
 def scan_in_c() -> None:
-    """Key words found in one pass in C from now on (in this process, and those it forks):
-    indexing masks every message, and looked for each key word in turn (9 passes of str.find)."""
-    global _found  # noqa: PLW0603 - switched on once
+    """The key words and the long runs found in one pass in C from now on (in this process, and
+    those it forks): indexing masks every message, and looked for each key word in turn (9
+    passes of str.find) and at every run of 16 token characters in Python (most are words and
+    paths, left alone)."""
+    global _found, _long_runs  # noqa: PLW0603 - switched on once
     try:
-        from sessidx._words import found
+        from sessidx._words import found, long_runs
     except ImportError:  # installed without a compiler (setup.py)
         return
-    _found = found
+    _found, _long_runs = found, long_runs
 
 
 def _key_words(text: str, low: str) -> Iterator[tuple[str, int]]:
@@ -149,14 +153,15 @@ def _ascii_runs(text: str, low: str, spans: list[tuple[int, int]]) -> None:
     """The runs of ASCII text judged as secret_spans judges any: by byte counts of a second
     translation (letters, digits), in C, no run copied out unless judged (most of an index's
     masking time was spent looking at runs that are words and paths)."""
-    raw = text.encode("ascii")
-    runs = raw.translate(_ASCII_MASK)
-    kinds = raw.translate(_ASCII_KINDS)
-    at = runs.find(_RUN_OF_K)
-    while at >= 0:
-        end = runs.find(b" ", at)
-        if end < 0:
-            end = len(runs)
+    if _long_runs is not None:  # in C: only the runs the rest may act on
+        places = _long_runs(text, _ASCII_MASK, _RUN, _PREFIXES)
+        if not places:
+            return
+        kinds = text.encode("ascii").translate(_ASCII_KINDS)
+    else:
+        raw = text.encode("ascii")
+        places, kinds = _every_long_run(raw.translate(_ASCII_MASK)), raw.translate(_ASCII_KINDS)
+    for at, end in places:
         if kinds.find(b"d", at, end) < 0:  # most runs: words, names and paths
             if end - at >= 40 or (text.startswith(_PREFIXES, at, end) and not text[at:end].islower()):
                 _judge_run(text, low, at, end, text[at:end], spans)
@@ -164,6 +169,16 @@ def _ascii_runs(text: str, low: str, spans: list[tuple[int, int]]) -> None:
                 spans.append(hashed)
         elif kinds.count(b"a", at, end) >= 2:
             _judge_run(text, low, at, end, text[at:end], spans)
+
+
+def _every_long_run(runs: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of at least _RUN token characters in `runs` (_ASCII_MASK's)."""
+    at = runs.find(_RUN_OF_K)
+    while at >= 0:
+        end = runs.find(b" ", at)
+        if end < 0:
+            end = len(runs)
+        yield at, end
         at = runs.find(_RUN_OF_K, end)
 
 

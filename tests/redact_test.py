@@ -68,22 +68,25 @@ def test_ascii_text_and_text_with_other_characters_are_judged_alike():
 
 
 def spans_both_ways(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """secret_spans with the key words found in C (redact.scan_in_c, as indexing does) and in Python."""
+    """secret_spans with the key words and long runs found in C (redact.scan_in_c, as indexing
+    does) and in Python."""
     from sessidx import redact
 
-    saved = redact._found  # noqa: SLF001 - the module's own switch
+    saved = redact._found, redact._long_runs  # noqa: SLF001 - the module's own switches
     try:
         redact.scan_in_c()
-        assert redact._found is not None  # noqa: SLF001 - built (CI's machine has a compiler)
+        assert None not in (redact._found, redact._long_runs)  # noqa: SLF001 - built (CI has a compiler)
         in_c = redact.secret_spans(text)
-        redact._found = None  # noqa: SLF001
+        redact._found = redact._long_runs = None  # noqa: SLF001
         return in_c, redact.secret_spans(text)
     finally:
-        redact._found = saved  # noqa: SLF001
+        redact._found, redact._long_runs = saved  # noqa: SLF001
 
 
-def test_key_words_found_in_c_mask_what_python_masks():
-    for text in [t for t, _ in CORPUS] + KEPT + [t for t, _ in TOOL_PRINTED]:
+def test_key_words_and_runs_found_in_c_mask_what_python_masks():
+    runs = ["userPassword: {SSHA}abcdefghijABCDEFGHIJklmn", "$apr1$abcdefghijklmnopqrstu", "xoxb-abcdefghijklmnop",
+            "a " + "xKqWbTzRmNvLpYhGdFsJcQeUiOaZwXyVbNmLkJhG" * 6, "/usr/local/lib/python3.11/site-packages/x"]
+    for text in [t for t, _ in CORPUS] + KEPT + [t for t, _ in TOOL_PRINTED] + runs:
         for variant in (text, text.upper(), text.title(), "İ " + text, text.replace("k", "\u212a")):
             in_c, in_python = spans_both_ways(variant)
             assert in_c == in_python, variant
@@ -94,12 +97,14 @@ _KEY_PIECES = st.sampled_from(["pass", "PASSWORD", "pwd", "Secret", "TOKEN", "to
                                "\u212aEY", "x-api-key", "curl -u bob:", "mysql -p", "sshpass -p ", "sig=", "Signature=",
                                "past", "passport", "tokenize", "keyboard", "secretary", "signal=", "sig", "=", ": ",
                                " = ", "'", '"', "s3cr3t-Valu3", "hunter2", "AKIAQ3EGRT5KZ7XW2YLM", "\n", " ", "İ", "é",
-                               "[sudo] password for al: ", "&", "%2F"])
+                               "[sudo] password for al: ", "&", "%2F", "/usr/local/lib/python3", "abcdefghij",
+                               "ABCDEFGHIJ", "0123456789", "$2b$12$", "}", "{SSHA}", "ghp_", "sk-", "AIza", "eyJ", "-", "_",
+                               "xKqWbTzRmNvLpYhGdFsJcQeUiOaZwXyVbNmLkJhG"])
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_KEY_PIECES, max_size=25).map("".join))
-def test_generated_text_is_masked_alike_with_key_words_found_in_c(text):
+def test_generated_text_is_masked_alike_with_key_words_and_runs_found_in_c(text):
     in_c, in_python = spans_both_ways(text)
     assert in_c == in_python
 
