@@ -38,7 +38,7 @@ def open_regular(path: str | os.PathLike[str]) -> BufferedReader | None:
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path (a damaged record names it): no such file
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
