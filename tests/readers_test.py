@@ -198,6 +198,4 @@ def test_a_2gb_line_without_a_newline_is_not_read_to_its_end(tmp_path):
 def test_a_path_holding_a_nul_opens_as_no_file(tmp_path):
     """A damaged record can name a path with a NUL in it: no such file, not a ValueError (found
     by refusals_test's generated sessions, through an app's plan)."""
-    from sessidx.readers import open_regular
-
     assert open_regular("\x00") is None and open_regular(str(tmp_path / "a\x00b")) is None
