@@ -253,6 +253,18 @@ static Marks *marks_of(PyObject *tuple) {
     return marks;
 }
 
+/* Whether mark j stands whole at chars[i] (its first two letters are known to be there) */
+#define STANDS(TYPE)                                                                               \
+    static int stands_##TYPE(const Marks *marks, int j, const TYPE *chars, Py_ssize_t i, Py_ssize_t length) { \
+        Py_ssize_t k = 2;                                                                          \
+        while (k < marks->length[j] && i + k < length && lowered(chars[i + k]) == (unsigned char)marks->text[j][k]) \
+            k++;                                                                                   \
+        return k == marks->length[j];                                                              \
+    }
+STANDS(Py_UCS1)
+STANDS(Py_UCS2)
+STANDS(Py_UCS4)
+
 /* Where the lines of the text start, as far as the marks found so far needed them: found on
  * a match alone (most characters start none), by a look back as far as the last look reached. */
 typedef struct {
@@ -269,11 +281,7 @@ typedef struct {
         while (candidates) {                                                                       \
             int j = __builtin_ctzll(candidates);                                                   \
             candidates &= candidates - 1;                                                          \
-            Py_ssize_t k = 2;                                                                      \
-            while (k < marks->length[j] && i + k < length &&                                       \
-                   lowered(chars[i + k]) == (unsigned char)marks->text[j][k])                      \
-                k++;                                                                               \
-            if (k < marks->length[j])                                                              \
+            if (!stands_##TYPE(marks, j, chars, i, length))                                        \
                 continue;                                                                          \
             Py_ssize_t back = i;                                                                   \
             while (back > line.looked && chars[back - 1] != '\n')                                  \
@@ -363,11 +371,7 @@ static PyObject *marked(PyObject *module, PyObject *args) {
             for (unsigned long long candidates = marks->by_pair[PAIR]; candidates;                 \
                  candidates &= candidates - 1) {                                                   \
                 int j = __builtin_ctzll(candidates);                                               \
-                Py_ssize_t k = 2;                                                                  \
-                while (k < marks->length[j] && i + k < length &&                                   \
-                       lowered(chars[i + k]) == (unsigned char)marks->text[j][k])                  \
-                    k++;                                                                           \
-                if (k < marks->length[j])                                                          \
+                if (!stands_##TYPE(marks, j, chars, i, length))                                    \
                     continue;                                                                      \
                 PyObject *hit = Py_BuildValue("(in)", j, i);                                       \
                 if (hit == NULL || PyList_Append(out, hit) < 0) {                                  \

@@ -187,14 +187,7 @@ def token_runs(text: str) -> Iterator[tuple[int, int]]:
     and str.find (in C: a regex takes 4 times as long); ASCII text by bytes.translate, a table
     lookup per byte (twice as fast as str.translate's)."""
     if text.isascii():
-        ascii_masked = text.encode("ascii").translate(_ASCII_MASK)
-        at = ascii_masked.find(_RUN_OF_K)
-        while at >= 0:
-            end = ascii_masked.find(b" ", at)
-            if end < 0:
-                end = len(ascii_masked)
-            yield at, end
-            at = ascii_masked.find(_RUN_OF_K, end)
+        yield from _every_long_run(text.encode("ascii").translate(_ASCII_MASK))
         return
     masked = text.translate(_MASK)
     plain = masked.isascii()
