@@ -451,13 +451,11 @@ _native_stamped_files: Any = _NOT_LOADED
 def _native_listing() -> Callable[[str, str, str], tuple[list[tuple[str, FileStamp]], set[str]]] | None:
     """sessidx/_stamps.c's stamped_files, loaded by the first listing (a search and the kept
     rows' press import this module and list nothing); None where the package was built without it."""
-    global _native_stamped_files  # noqa: PLW0603 - loaded once
+    global _native_stamped_files  # noqa: PLW0603 - kept here: asked once per folder of a listing
     if _native_stamped_files is _NOT_LOADED:
-        try:
-            from sessidx._stamps import stamped_files
-        except ImportError:  # not built (no compiler at install): the Python loop
-            stamped_files = None  # type: ignore[assignment]
-        _native_stamped_files = stamped_files
+        from sessidx.compiled import compiled
+
+        _native_stamped_files = compiled("_stamps", "stamped_files")
     return _native_stamped_files  # type: ignore[no-any-return]
 
 

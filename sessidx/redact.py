@@ -128,11 +128,9 @@ def scan_in_c() -> None:
     passes of str.find) and at every run of 16 token characters in Python (most are words and
     paths, left alone)."""
     global _found, _long_runs  # noqa: PLW0603 - switched on once
-    try:
-        from sessidx._words import found, long_runs
-    except ImportError:  # installed without a compiler (setup.py)
-        return
-    _found, _long_runs = found, long_runs
+    from sessidx.compiled import compiled
+
+    _found, _long_runs = compiled("_words", "found"), compiled("_words", "long_runs")
 
 
 def _key_words(text: str, low: str) -> Iterator[tuple[str, int]]:

@@ -60,21 +60,12 @@ def _marked(text: str) -> tuple[list[str], list[str]]:
     return python_marked(text, lowered)
 
 
-_NOT_LOADED = object()
-_native_marked: Any = _NOT_LOADED
-
-
 def native_marked() -> Callable[[str, tuple[str, ...], int, int], tuple[list[int], list[int]]] | None:
     """sessidx/_words.c's `marked`, loaded by the first long output (a search, which imports this
     module for its snippets, never loads it); None where the package was built without it."""
-    global _native_marked  # noqa: PLW0603 - loaded once
-    if _native_marked is _NOT_LOADED:
-        try:
-            from sessidx._words import marked
-        except ImportError:  # installed without a compiler (setup.py)
-            marked = None  # type: ignore[assignment]
-        _native_marked = marked
-    return _native_marked  # type: ignore[no-any-return]
+    from sessidx.compiled import compiled
+
+    return compiled("_words", "marked")  # type: ignore[no-any-return]
 
 
 def python_marked(text: str, lowered: str) -> tuple[list[str], list[str]]:

@@ -95,7 +95,7 @@ def test_a_key_press_lists_with_the_c_loop_and_a_watch_with_os_calls(tmp_path, m
 
 def test_the_python_loop_is_what_runs_without_the_build(tmp_path, monkeypatch):
     (tmp_path / "a.jsonl").write_text("")
-    monkeypatch.setattr(readers, "_native_stamped_files", None)
+    monkeypatch.setattr(readers, "_native_listing", lambda: None)
     calls: list[str] = []
     real_scandir = os.scandir
     monkeypatch.setattr(os, "scandir", lambda path: calls.append("os.scandir") or real_scandir(path))

@@ -14,13 +14,13 @@ found there (`python_counted` is the same in Python: held equal by tests/words_t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from sessidx.compiled import compiled
 from sessidx.content.near import PART, fold  # `selector` finds one saying it before one saying only `SelectorKey`
 
-try:
-    from sessidx._words import counted as _native_counted
-except ImportError:  # installed without a compiler (setup.py)
-    _native_counted = None  # type: ignore[assignment]
+# sessidx/_words.c's `counted`; None: installed without a compiler (setup.py)
+_native_counted: Callable[[str | bytes, str], tuple[int, list[str]]] | None = compiled("_words", "counted")
 
 # every ASCII byte that is not a letter or a digit, as a space: what parts unicode61's tokens
 _ASCII_SPLIT = bytes(b if chr(b).isalnum() or b >= 0x80 else 0x20 for b in range(256))
