@@ -1,10 +1,12 @@
-/* tokens.counted in C, for ASCII text: how many tokens FTS5's unicode61 makes of a message and
- * the parts of its camelCase words. It runs over every message a content index reads, and was a
- * fifth of a cold index's CPU in Python (docs/search.md). And tool_output's marked lines: the
- * lines of a long tool output that hold an error word or a file's place, read in one pass over
- * the text as it is (no lower-case copy), for every long output a content index reads. Built when a compiler is there
- * (setup.py: optional); tokens.py falls back to Python otherwise, and tests/words_test.py holds
- * the two to the same answers. */
+/* What a content index does to every message it reads, in C (docs/search.md, round three):
+ * - counted: tokens.counted for ASCII text, how many tokens FTS5's unicode61 makes of a message
+ *   and the parts of its camelCase words;
+ * - marked: tool_output's marked lines, the lines of a long tool output that hold an error word
+ *   or a file's place, in one pass over the text as it is (no lower-case copy);
+ * - found and long_runs: secret masking's key words and long runs (redact.scan_in_c).
+ * Built when a compiler is there (setup.py: optional; sessidx/compiled.py loads it); Python does
+ * the same otherwise, held to the same answers by tests/words_test.py,
+ * tests/tool_output_apps_test.py and tests/redact_test.py. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -265,6 +267,29 @@ STANDS(Py_UCS1)
 STANDS(Py_UCS2)
 STANDS(Py_UCS4)
 
+/* The two letters at chars[i] as an index of by_pair, when some mark starts with them; else -1.
+ * In one-byte text one table read, in any case (most pairs start no mark) */
+#define PAIR(TYPE)                                                                                 \
+    static inline int pair_##TYPE(const Marks *marks, const TYPE *chars, Py_ssize_t i) {         \
+        if (sizeof(TYPE) == 1)                                                                     \
+            return bit(marks->by_bytes, (unsigned)chars[i] << 8 | chars[i + 1])                    \
+                       ? (int)(LOWER[chars[i]] * 128u + LOWER[chars[i + 1]]) : -1;                 \
+        unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);                        \
+        return first && second && marks->by_pair[first * 128 + second] ? (int)(first * 128 + second) : -1; \
+    }
+PAIR(Py_UCS1)
+PAIR(Py_UCS2)
+PAIR(Py_UCS4)
+
+/* The loop over the text in each of str's kinds: `EACH(TYPE)` for every i where a mark may start */
+#define EVERY_KIND(EACH)                                                                           \
+    if (kind == PyUnicode_1BYTE_KIND)                                                              \
+        EACH(Py_UCS1)                                                                              \
+    else if (kind == PyUnicode_2BYTE_KIND)                                                         \
+        EACH(Py_UCS2)                                                                              \
+    else                                                                                           \
+        EACH(Py_UCS4)
+
 /* Where the lines of the text start, as far as the marks found so far needed them: found on
  * a match alone (most characters start none), by a look back as far as the last look reached. */
 typedef struct {
@@ -311,30 +336,19 @@ typedef struct {
         }                                                                                          \
     }
 
+#define MARKED_LOOP(TYPE)                                                                          \
+    {                                                                                              \
+        const TYPE *chars = data;                                                                  \
+        for (Py_ssize_t i = 0, pair; i + 1 < length; i++)                                          \
+            if ((pair = pair_##TYPE(marks, chars, i)) >= 0)                                        \
+                MARKS_AT(TYPE, pair)                                                               \
+    }
+
 static int marked_lines(const Marks *marks, Py_ssize_t errors, Py_ssize_t most, int kind, const void *data,
                         Py_ssize_t length, PyObject *error_starts, PyObject *place_starts) {
     Line line = {0, 0, 0, 0, 0};
     Py_ssize_t looks[MOST_MARKS] = {0};
-    if (kind == PyUnicode_1BYTE_KIND) {  /* one table read per character */
-        const Py_UCS1 *chars = data;
-        for (Py_ssize_t i = 0; i + 1 < length; i++)
-            if (bit(marks->by_bytes, (unsigned)chars[i] << 8 | chars[i + 1]))
-                MARKS_AT(Py_UCS1, LOWER[chars[i]] * 128u + LOWER[chars[i + 1]])
-    } else if (kind == PyUnicode_2BYTE_KIND) {
-        const Py_UCS2 *chars = data;
-        for (Py_ssize_t i = 0; i + 1 < length; i++) {
-            unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);
-            if (first && second && marks->by_pair[first * 128 + second])
-                MARKS_AT(Py_UCS2, first * 128 + second)
-        }
-    } else {
-        const Py_UCS4 *chars = data;
-        for (Py_ssize_t i = 0; i + 1 < length; i++) {
-            unsigned first = lowered(chars[i]), second = lowered(chars[i + 1]);
-            if (first && second && marks->by_pair[first * 128 + second])
-                MARKS_AT(Py_UCS4, first * 128 + second)
-        }
-    }
+    EVERY_KIND(MARKED_LOOP)
     return 0;
 }
 
@@ -362,13 +376,13 @@ static PyObject *marked(PyObject *module, PyObject *args) {
 }
 
 /* Each place in `chars` where one of the words starts (in lower case), as (word, place) */
-#define FOUND_LOOP(TYPE, PAIR_HIT, PAIR)                                                           \
+#define FOUND_LOOP(TYPE)                                                                           \
     {                                                                                              \
         const TYPE *chars = data;                                                                  \
-        for (Py_ssize_t i = 0; i + 1 < length; i++) {                                              \
-            if (!(PAIR_HIT))                                                                       \
+        for (Py_ssize_t i = 0, pair; i + 1 < length; i++) {                                        \
+            if ((pair = pair_##TYPE(marks, chars, i)) < 0)                                         \
                 continue;                                                                          \
-            for (unsigned long long candidates = marks->by_pair[PAIR]; candidates;                 \
+            for (unsigned long long candidates = marks->by_pair[pair]; candidates;                 \
                  candidates &= candidates - 1) {                                                   \
                 int j = __builtin_ctzll(candidates);                                               \
                 if (!stands_##TYPE(marks, j, chars, i, length))                                    \
@@ -399,17 +413,7 @@ static PyObject *found(PyObject *module, PyObject *args) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    if (kind == PyUnicode_1BYTE_KIND)
-        FOUND_LOOP(Py_UCS1, bit(marks->by_bytes, (unsigned)chars[i] << 8 | chars[i + 1]),
-                   LOWER[chars[i]] * 128u + LOWER[chars[i + 1]])
-    else if (kind == PyUnicode_2BYTE_KIND)
-        FOUND_LOOP(Py_UCS2, lowered(chars[i]) && lowered(chars[i + 1]) &&
-                                marks->by_pair[lowered(chars[i]) * 128u + lowered(chars[i + 1])],
-                   lowered(chars[i]) * 128u + lowered(chars[i + 1]))
-    else
-        FOUND_LOOP(Py_UCS4, lowered(chars[i]) && lowered(chars[i + 1]) &&
-                                marks->by_pair[lowered(chars[i]) * 128u + lowered(chars[i + 1])],
-                   lowered(chars[i]) * 128u + lowered(chars[i + 1]))
+    EVERY_KIND(FOUND_LOOP)
     return out;
 }
 
