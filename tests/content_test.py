@@ -453,6 +453,35 @@ def test_many_sources_are_read_by_two_processes_and_all_found(home, tmp_path, mo
     assert len(found(db, "shared words")) == 40
 
 
+def index_terms(db: sqlite3.Connection) -> set[str]:
+    """FTS5's own vocabulary, without the identifier parts' terms (near.PART: no typo is looked
+    up among those)."""
+    from sessidx.content.near import PART
+
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+    return {t for (t,) in db.execute("SELECT term FROM temp.said_terms") if PART not in t}
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["first index, read by two processes", "a few sources"])
+def test_the_typo_tiers_term_table_holds_every_term_of_the_index(home, monkeypatch, bulk):
+    """The `term` table (every term, spelt backwards: a typo early in a word is looked up by its
+    end) holds every term of FTS5's vocabulary, after a first index (taken from that
+    vocabulary) as after a few sources (from their text); and after an append, the new words too."""
+    prompts = [f"Refactor theWidgetFactory {i} über naïve café Straße token{i % 7} x_{i}-y" for i in range(30)]
+    sessions = claude_home(home, *prompts)
+    monkeypatch.setattr(reading, "BULK", 10 if bulk else 1000)
+    _, db = refresh(home, monkeypatch)
+    held = {t[::-1] for (t,) in db.execute("SELECT rev FROM term")}
+    assert index_terms(db) <= held and {"thewidgetfactory", "uber", "token6", "x_29"} - held == {"x_29"}
+    path = transcript(home, sessions[0])
+    with path.open("ab") as f:
+        f.write(json.dumps({"type": "user", "sessionId": sessions[0].session_id, "cwd": sessions[0].cwd,
+                            "message": {"role": "user", "content": "also the Frobnicator"}}).encode() + b"\n")
+    _, db = refresh(home, monkeypatch)
+    held = {t[::-1] for (t,) in db.execute("SELECT rev FROM term")}
+    assert "frobnicator" in held and index_terms(db) <= held
+
+
 def test_records_are_read_as_json_loads_reads_them():
     from sessidx.readers import json_value as loads
 
