@@ -717,7 +717,7 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
         if not (env.get("FZF_LIST_LABEL") or "").endswith("-again"):
             from sessidx.picker import self_command
 
-            out(again_action(allow_permissive, self_command()))
+            out(again_action(allow_permissive, self_command(), picker_filters(env)[0]))
             return ExitCode.OK
         if doubt:
             out(changed_action())
@@ -733,21 +733,22 @@ def check(env: Env, out: Out, ident: str | None, allow_permissive: bool) -> int:
 def _not_for_the_query(env: Env, ident: str) -> bool | None:
     """Whether Enter's row may be from a list made for an earlier query: True when the row is
     not one the query asks for (or cannot be told), False when it is but the list on screen was
-    filtered by other words than the query's (WORDS_FILE), None when all agree."""
+    made for other words than the query's, or for the other mode (WORDS_FILE), None when all
+    agree. A content row is the content index's answer to its reload's query: only the mode
+    and the words are checked."""
     from sessidx.querywords import fits, parse
 
     query = env.get("FZF_QUERY")
     content_mode, _, _ = picker_filters(env)
-    if content_mode:
-        return None  # the content index's answer: each keystroke's reload carries its query
-    try:
-        session: Session | None = place_of(env, ident).session(ident)  # a host's: what it sent last
-    except SessidxError:
-        session = None
-    if session is None:
-        return True if parse(query).filtering else None  # not known here: the plan's own look decides
-    if not fits(query, session.app, session.mtime, env.get("SESSIDX_ROW") or ""):
-        return True
+    if not content_mode:
+        try:
+            session: Session | None = place_of(env, ident).session(ident)  # a host's: what it sent last
+        except SessidxError:
+            session = None
+        if session is None:
+            return True if parse(query).filtering else None  # not known here: the plan's own look decides
+        if not fits(query, session.app, session.mtime, env.get("SESSIDX_ROW") or ""):
+            return True
     from sessidx.picker import filtered_by, loaded_filters, state_folder
 
     folder = state_folder(env)

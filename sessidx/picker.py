@@ -144,12 +144,14 @@ _QUERY_WORDS = ("set -f; rest=; words=; "
                 "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; ")
 
 
-# What the list on screen was filtered by: each `lines` that fzf runs in title mode writes the
-# query's `app:`/`since:` words it filtered by when its rows are out (commands.picker_feed), in
-# the cache folder under fzf's pid, which the scripts below read as $PPID (fzf runs them with sh
-# -c, and each reload execs sessidx). fzf keeps one pending search request: a keystroke's reload
-# can be replaced by the next keystroke's plain search before fzf starts it, so a border label
-# set with the reload said "app:crush" over a list still filtered by "app:c" (docs/picker.md).
+# What the list on screen was made for: each `lines` that fzf runs writes its mode and filters
+# (the prompt) and the query's `app:`/`since:` words when its rows are out (commands.picker_feed,
+# content.feed), in the cache folder under fzf's pid, which the scripts below read as $PPID (fzf
+# runs them with sh -c, and each reload execs sessidx). fzf keeps one pending search request: a
+# keystroke's reload can be replaced by the next keystroke's plain search before fzf starts it,
+# so a border label set with the reload said "app:crush" over a list still filtered by "app:c";
+# and a content search typed just before Ctrl-F can land after the titles' reload, in title mode
+# (docs/picker.md).
 WORDS_FILE = "picker-words-"
 CUT_FILE = "picker-cut-"  # PID: a first press's input ended before its last row (load_script)
 
@@ -279,13 +281,15 @@ def load_script(me: str, state: str | None, first: str | None, reloads: bool, no
     whole = f"change-header-label(~)+reload-sync(exec {me} lines)"
     stages = (f"'') [ ! -e {_sh_quote(cut)} ] || {{ printf '%s' {_sh_quote(whole)}; exit; }}; {done};; '~') {done};; "
               if cut else f"'') {done};; ")
+    # the list the mode shows: {%s and q} apart, so that fzf puts the query in when it runs the reload
+    again = (f"case $FZF_PROMPT in {CONTENT_PROMPT}*) list='lines --content {{%s'; q='q}}';; *) list=lines; q=;; esac; "
+             "printf \"%schange-input-label(%s)+reload(exec %s $list)\" \"$pre\" \"$next\" \"$ME\" $q; exit")
     return ("pre=; case $FZF_HEADER_LABEL in " + stages + "esac; "
-            + f"ME={_sh_quote(me)}; case $FZF_PROMPT in {CONTENT_PROMPT}*) ;; *) "
+            + f"ME={_sh_quote(me)}; "
             + _QUERY_WORDS + _loaded(state)
             + "if [ \"$want\" != \"$loaded\" ]; then case $FZF_INPUT_LABEL in \"===$want\") ;; "
             "\"==$want\") next=\"===$want\";; \"=$want\") next=\"==$want\";; *) next=\"=$want\";; esac; "
-            "[ -z \"$next\" ] || { printf '%schange-input-label(%s)+reload(exec %s lines)' \"$pre\" \"$next\" \"$ME\"; "
-            "exit; }; fi;; esac; "
+            f"[ -z \"$next\" ] || {{ {again}; }}; fi; "
             "SESSIDX_ROW={1}; export SESSIDX_ROW; case $FZF_LIST_LABEL in "
             + _HELD.replace(") exec", ") printf '%s' \"$pre\"; exec").format(me=me)
             + " *) printf '%s' \"${pre%+}\";; esac")
@@ -311,11 +315,12 @@ def held_action(permissive: bool) -> str:
     return f"change-list-label({_key_name(permissive)})+rebind(result)"
 
 
-def again_action(permissive: bool, me: str) -> str:
-    """A check whose row is not what the query asks for, or whose list was filtered by other
-    words (a list made for an earlier query): the list is made again for the query, and the key
-    stays held, once, for the load event."""
-    return f"change-list-label({_key_name(permissive)}-again)+unbind(result)+reload(exec {me} lines)"
+def again_action(permissive: bool, me: str, content_mode: bool = False) -> str:
+    """A check whose row is not what the query asks for, or whose list was made for other
+    words or the other mode (a list made for an earlier query): the list is made again for the
+    query, and the key stays held, once, for the load event."""
+    feed = "lines --content {q}" if content_mode else "lines"
+    return f"change-list-label({_key_name(permissive)}-again)+unbind(result)+reload(exec {me} {feed})"
 
 
 LIST_CHANGED = "the list changed as the key was pressed, so nothing was resumed: press it again"
@@ -352,7 +357,8 @@ def change_script(me: str, state: str | None) -> str:
             # the content index is done (INDEX_DONE): its mark leaves the query, which is searched again
             f"case $FZF_QUERY in *{INDEX_DONE}*) printf 'backward-delete-char+';; esac; "
             # {%s and q} apart, so that fzf puts the query in when it runs the reload, not now
-            "printf 'reload:exec %s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
+            # (a keystroke lets the load event make the list again, as below)
+            "printf 'change-input-label(=)+reload:exec %s lines --content {%s' \"$ME\" 'q}'; exit;; esac; "
             + _QUERY_WORDS + _loaded(state) +
             # a keystroke lets the load event make the list again (load_script), up to three times
             "act=change-input-label\\(=\\); [ \"$want\" = \"$loaded\" ] || act=\"$act+reload(exec $ME lines)\"; "

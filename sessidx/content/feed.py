@@ -70,6 +70,10 @@ def feed(env: Env, out: Callable[[str], None], query: str) -> int:
             for h in hits]
     if rows:
         out("\n".join(rows))
+    if "FZF_QUERY" in env.vars:  # fzf's reload: what this list was made for, as a title list says it
+        from sessidx.picker import note_loaded
+
+        note_loaded(env, filters.words)
     return 0
 
 
