@@ -57,9 +57,12 @@ _BARE: dict[tuple[str, ...], Args] = {
     (): Args(command=None, query=None, shell=None),
     ("pick",): Args(command="pick", query=None, shell=None),
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False, since=None,
-                    until=None),
+                    until=None, host=None),
     ("lines",): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False),
     ("build",): Args(command="build", verbose=False),  # timed against a plain script in `make bench`
+    # the content index brought up to date: Ctrl-F's background refresh (content.store.start_refresh)
+    ("search", "--refresh"): Args(command="search", query=[], app=None, json=False, limit=50, wait=None, drop=False,
+                                  verbose=False, since=None, until=None, refresh_only=True, host=None),
     # the picker's background refresh of the SSH hosts, and its header after it
     ("hosts", "--refresh", "--fzf"): Args(command="hosts", refresh=True, fzf=True, fzf_redraw=False),
     ("hosts", "--refresh"): Args(command="hosts", refresh=True, fzf=False, fzf_redraw=False),

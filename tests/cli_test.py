@@ -228,3 +228,16 @@ def test_the_first_press_streams_newest_first_across_apps(home, tmp_path):
     assert [line.rsplit("  ", 1)[-1] for line in plain] == titles
     assert len({line.index(title) for line, title in zip(plain, titles, strict=True)}) == 1  # one title column
     assert list((tmp_path / "cache" / "sessidx").glob("index-*"))  # the next press is warm
+
+
+def test_each_argv_read_without_argparse_is_read_as_argparse_reads_it():
+    """cli._BARE: the argvs the key press, the picker and its background work run are read
+    without argparse (its import is a tenth of a key press); each must be what argparse makes."""
+    from sessidx.argv import parser
+    from sessidx.cli import _BARE, Args
+
+    for argv, bare in _BARE.items():
+        if not argv:
+            continue  # `sessidx` alone: the picker, which argparse reads as no command
+        full = parser(list(argv)).parse_args(list(argv), namespace=Args())
+        assert vars(bare) == vars(full), argv
