@@ -266,11 +266,11 @@ def load_script(me: str, state: str | None, first: str | None, reloads: bool, no
     the prompt is the first one (Ctrl-A, Ctrl-S and Ctrl-F put headers of their own, which the
     note's end must not replace). While the file `cut` is there (the first press's input ended
     before its last row), the whole list is reloaded first, and the load after it does that
-    (the header label, never drawn, says which: empty, `~`, then `=`); then, when the
-    query's `app:`/`since:` words are not what the list was filtered by (a reload lost, see
-    WORDS_FILE), the list again, at most three times for those filters after a keystroke (the
-    input label, never drawn, counts them: `=`, `==`, `===` and the filters); else the check of a
-    held key."""
+    (the header label, never drawn, says which: empty, `~`, then `=`); then, when the list
+    was made for the other mode or other `app:`/`since:` words than the query's (a reload lost,
+    see WORDS_FILE), the mode's list again, at most three times for those filters after a
+    keystroke (the input label, never drawn, counts them: `=`, `==`, `===` and the filters);
+    else the check of a held key."""
     from sessidx.render import CONTENT_PROMPT
 
     # each action in $pre ends in `+`: it goes before the others
