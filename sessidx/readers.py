@@ -444,19 +444,12 @@ def scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
         return []
 
 
-_NOT_LOADED = object()
-_native_stamped_files: Any = _NOT_LOADED
-
-
 def _native_listing() -> Callable[[str, str, str], tuple[list[tuple[str, FileStamp]], set[str]]] | None:
     """sessidx/_stamps.c's stamped_files, loaded by the first listing (a search and the kept
     rows' press import this module and list nothing); None where the package was built without it."""
-    global _native_stamped_files  # noqa: PLW0603 - kept here: asked once per folder of a listing
-    if _native_stamped_files is _NOT_LOADED:
-        from sessidx.compiled import compiled
+    from sessidx.compiled import compiled  # remembers it: asked once per folder of a listing
 
-        _native_stamped_files = compiled("_stamps", "stamped_files")
-    return _native_stamped_files  # type: ignore[no-any-return]
+    return compiled("_stamps", "stamped_files")  # type: ignore[no-any-return]
 
 
 def stamped_files(
