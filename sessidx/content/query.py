@@ -421,28 +421,25 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
     if not found.sources:
         return []
     tiers = tiers or {}
-    kept = []
-    meta_column = "session" if folder is not None else "NULL"  # else decoded for those shown alone
-    for source, mtime, key, title, meta in db.execute(
-            f"SELECT id, mtime, key, title, {meta_column} FROM source"
-            f" WHERE id IN ({','.join('?' * len(found.sources))})",
-            list(found.sources)):
-        if ((not app or key.startswith(app + ":")) and (dates == (None, None) or within(mtime, *dates))
-                and (folder is None or ((session := _session(meta)) is not None and session.cwd == folder))):
-            kept.append((source, mtime, title))
+    # a thousand rows for a common word: a filter's column only when it is given (`app:` up to `app;`, as _newest)
+    only_app, bounds = (" AND key >= ? AND key < ?", [f"{app}:", f"{app};"]) if app else ("", [])
+    kept = db.execute(f"SELECT id, mtime, title{', session' if folder is not None else ''} FROM source"
+                      f" WHERE id IN ({','.join('?' * len(found.sources))}){only_app}",
+                      [*found.sources, *bounds]).fetchall()
+    if folder is not None or dates != (None, None):
+        kept = [row[:3] for row in kept if within(row[1], *dates)
+                and (folder is None or ((session := _session(row[3])) is not None and session.cwd == folder))]
     words = _plain_words(terms)
     exact_groups = [[w] for w in words]
     near_groups = groups(nears) if nears else exact_groups
-    exact_lowered = [[w.lower() for w in g] for g in exact_groups]
-    near_lowered = [[w.lower() for w in g] for g in near_groups]
+    exact_said, near_said = _lowered(exact_groups), _lowered(near_groups)
     ranked = []
     for source, mtime, title in kept:
         tier = tiers.get(source, 0)
         score, rowid = found.sources[source]
         one = found.whole.get(source) or found.one_message.get(source)
         # (the newest of a common word's: SQL cut them at `limit`, so a title must not lift one above another)
-        title_groups, lowered = (near_groups, near_lowered) if tier > PARTS else (exact_groups, exact_lowered)
-        in_title = source not in found.newest and _says_all(title, title_groups, lowered)
+        in_title = source not in found.newest and _says_all(title, near_said if tier > PARTS else exact_said)
         ranked.append(((tier, source in found.spread, not in_title, source not in found.whole, one is None, score,
                         -mtime, source),
                        one or rowid))
@@ -487,11 +484,16 @@ def _with_sessions(db: sqlite3.Connection, ranked: list[tuple[tuple[Any, ...], i
     return shown
 
 
-def _says_all(text: str, groups: list[list[str]], lowered: list[list[str]]) -> bool:
-    """Whether `text` holds a word of each of `groups` (`lowered`: the same, lower case) as
+def _lowered(groups: list[list[str]]) -> list[tuple[list[str], list[str]]]:
+    """Each group of words with the same words in lower case, for _says_all."""
+    return [(group, [w.lower() for w in group]) for group in groups]
+
+
+def _says_all(text: str, groups: list[tuple[list[str], list[str]]]) -> bool:
+    """Whether `text` holds a word of each of `groups` (each with its words in lower case) as
     find_word finds it: in lower case (a look at each of a thousand titles), else without accents."""
     low = text.lower()
-    for group, words in zip(groups, lowered, strict=True):  # loops, not all() and any(): once per match
+    for group, words in groups:  # loops, not all() and any(): once per match
         for word in words:
             if word in low:
                 break
