@@ -175,7 +175,8 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
         found.one_message = _in_one_message(db, wanted, rows, matched=True)
         # the word being typed said whole, not only as the start of a longer one (`selector`, not `selectorkey`)
         said = [[(words, False) for words, _ in alternatives] for alternatives in wanted]
-        found.whole = _in_one_message(db, said, rows) if whole and said != wanted else found.one_message
+        found.whole = (_in_one_message(db, said, rows) if whole and said != wanted and not _same_rows(db, said, wanted)
+                       else found.one_message)
     # after every source holding them together: asked only when those are fewer than a limit
     if len(terms) > 1 and (limit is None or len(found.sources) < limit):
         for source, rowid in _spread(db, terms, scope, params).items():
@@ -190,7 +191,7 @@ def _matching(db: sqlite3.Connection, terms: list[str], scope: str, params: list
 def _together(db: sqlite3.Connection, terms: list[str], scope: str, params: list[int], app: str | None,
               limit: int | None, found: Found) -> dict[int, tuple[int, float]] | None:
     """Into `found`, per source, its best row holding every term, with its bm25 score; returns
-    every such row (its source and score). Words too common to rank by: the `limit` newest
+    every such row (its source and score), best first. Words too common to rank by: the `limit` newest
     sessions holding them (of `app`), each with its newest row, and None."""
     match = " AND ".join(terms)
     rows = _rows_of(db, match)
@@ -323,14 +324,15 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
                     rows: dict[int, tuple[int, float]], matched: bool = False) -> dict[int, int]:
     """Per source, its best row (by bm25) where a single message holds every wanted word, from
     the index alone: where each term is in each row (FTS5's instances) against where each of the
-    row's messages starts. Every row is looked at, so the ranking never depends on a limit.
+    row's messages starts. Every row is looked at (`rows`: _together's, best first), so the
+    ranking never depends on a limit.
     `matched`: the rows were found by `wanted` itself, not by its prefixes."""
     if len(wanted) < 2 and (matched or all(len(words) == 1 for words, _ in wanted[0])):
         # one word (or its prefix, or its part): in one message in every row holding it
-        said_whole = None if matched else {r for (r,) in db.execute("SELECT rowid FROM said WHERE said MATCH ?", [
-            " OR ".join(f'"{words[0]}"' + (" *" if prefix else "") for words, prefix in wanted[0])])}
+        said_whole = None if matched else {r for (r,) in db.execute("SELECT rowid FROM said WHERE said MATCH ?",
+                                                                    [_either(wanted[0])])}
         best: dict[int, int] = {}
-        for row, (source, _) in sorted(rows.items(), key=lambda r: r[1][1]):
+        for row, (source, _) in rows.items():  # best first already
             if said_whole is None or row in said_whole:
                 best.setdefault(source, row)
         return best
@@ -361,6 +363,20 @@ def _in_one_message(db: sqlite3.Connection, wanted: list[list[Alternative]],
     for row, _ in sorted(holding, key=lambda rm: rows[rm[0]][1]):
         best.setdefault(rows[row][0], row)
     return best
+
+
+def _either(alternatives: list[Alternative]) -> str:
+    """An FTS5 expression for one word's alternatives, each a single term."""
+    return " OR ".join(f'"{words[0]}"' + (" *" if prefix else "") for words, prefix in alternatives)
+
+
+def _same_rows(db: sqlite3.Connection, said: list[list[Alternative]], wanted: list[list[Alternative]]) -> bool:
+    """Whether a single word said whole (`said`) is in as many rows as `wanted`, its prefix: the
+    same rows, so each source's best row holding it is the same (a count, not a thousand rows
+    read). Of several words, where in a row each is said matters too: not asked."""
+    if len(wanted) > 1 or any(len(words) > 1 for words, _ in wanted[0]):
+        return False
+    return _rows_of(db, _either(said[0])) == _rows_of(db, _either(wanted[0]))
 
 
 # Per connection, the places of each term asked in this search (None: too common to look at),
