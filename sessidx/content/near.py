@@ -72,9 +72,17 @@ def add_typos(db: sqlite3.Connection, nears: list[Near | str]) -> None:
     """The typos of each word the index does not hold (a word it holds is no typo: `staging`
     is not `state` misspelt): looked for only when prefixes and forms were not enough."""
     for near in nears:
-        if isinstance(near, Near) and not db.execute("SELECT 1 FROM temp.said_terms WHERE term = ?",
-                                                     (near.word,)).fetchone():
+        if isinstance(near, Near) and not _holds(db, near.word):
             near.typos = [(n, t) for n, t in _typos(db, near.word) if t not in near.forms]
+
+
+def _holds(db: sqlite3.Connection, word: str) -> bool:
+    """Whether the index holds `word`. A plain ASCII word is its own term to FTS5, which finds
+    its first row without reading the rest (the vocabulary reads them all, to count them: half
+    a millisecond for a word in 10,000 rows); any other is looked up as the vocabulary spells it."""
+    if word.isascii() and word.isalnum():
+        return db.execute("SELECT 1 FROM said WHERE said MATCH ? LIMIT 1", (f'"{word}"',)).fetchone() is not None
+    return db.execute("SELECT 1 FROM temp.said_terms WHERE term = ?", (word,)).fetchone() is not None
 
 
 def _vocabulary(db: sqlite3.Connection) -> None:
@@ -109,7 +117,7 @@ def _stemmer(word: str) -> Any:
 
 def _forms(db: sqlite3.Connection, word: str) -> list[str]:
     """Terms of the index with the word's stem: `retry` for `retries`, `fails` for `failed`."""
-    if not _terms(db, word[:3], 1):  # no term starts as it does: no form of it either (nor PyStemmer loaded)
+    if set(_terms(db, word[:3], 2)) <= {word}:  # no other term starts as it does: no form of it (nor PyStemmer loaded)
         return []
     stemmer = _stemmer(word)
     if stemmer is None:
