@@ -32,6 +32,15 @@ class Near:
         self.word = word
         self.forms: list[str] = []
         self.typos: list[tuple[int, str]] = []  # (edits, term)
+        # no other term of the index starts with its first three letters, nor a part of an identifier
+        # with it, and it is plain ASCII (the very term FTS5 looks up for it: fold and the tokenizer
+        # may spell others apart): its prefix is the word itself, and it has no forms
+        self.alone = False
+
+    def only_itself(self, typos: int) -> bool:
+        """Whether match(typos) matches the rows of the word as asked, no more: it is alone (and
+        so has no forms) and has no typo within `typos`."""
+        return self.alone and not self.typos_within(typos)
 
     def typos_within(self, most: int) -> list[str]:
         return [t for n, t in self.typos if n <= most]
@@ -63,7 +72,9 @@ def near_words(db: sqlite3.Connection, terms: list[str]) -> list[Near | str]:
             out.append(term)
             continue
         near = Near(fold(word))
-        near.forms = _forms(db, near.word)
+        others = set(_terms(db, near.word[:3], 2)) - {near.word}
+        near.forms = _forms(db, near.word) if others else []  # no other term starts so: no form (nor PyStemmer)
+        near.alone = not others and word.isascii() and word.isalnum() and not _terms(db, PART + near.word, 1)
         out.append(near)
     return out
 
@@ -116,9 +127,8 @@ def _stemmer(word: str) -> Any:
 
 
 def _forms(db: sqlite3.Connection, word: str) -> list[str]:
-    """Terms of the index with the word's stem: `retry` for `retries`, `fails` for `failed`."""
-    if set(_terms(db, word[:3], 2)) <= {word}:  # no other term starts as it does: no form of it (nor PyStemmer loaded)
-        return []
+    """Terms of the index with the word's stem: `retry` for `retries`, `fails` for `failed`.
+    (Asked once another term starts with the word's first three letters: a form would.)"""
     stemmer = _stemmer(word)
     if stemmer is None:
         return []

@@ -128,7 +128,8 @@ def search(db: sqlite3.Connection, query: str, app: str | None = None, limit: in
                 if not any(isinstance(n, Near) and (n.typos_within(typos) or not typos) for n in nears):
                     continue
                 expanded = [n.match(typos) if isinstance(n, Near) else n for n in nears]
-                if all(_rows_of(db, e) == _rows_of(db, t) for e, t in zip(expanded, terms, strict=True)):
+                if all((isinstance(n, Near) and n.only_itself(typos)) or _rows_of(db, e) == _rows_of(db, t)
+                       for n, e, t in zip(nears, expanded, terms, strict=True)):
                     continue  # each holds the rows of the word itself, no more: found already
                 more = _matching(db, expanded, scope, scope_params, app, cut, _wanted(nears, typos))
                 tiers.update(dict.fromkeys(more.sources.keys() - found.sources.keys(), tier))
