@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # characters that reorder or break lines (bidi overrides, line and paragraph separators).
 _UNSAFE = [*range(0x20), *range(0x7F, 0xA0), *range(0xD800, 0xE000), 0x200E, 0x200F, *range(0x2028, 0x202F),
            *range(0x2066, 0x206A)]
-_CONTROL = {c: "?" for c in _UNSAFE}
+_CONTROL = dict.fromkeys(_UNSAFE, "?")
 _CONTROL.update({ord("\n"): " ", ord("\t"): " "})
 _JSON_ESCAPES: dict[int, str] = {}
 

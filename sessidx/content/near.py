@@ -10,7 +10,6 @@ index holds nothing more for them: no second table, no build time (measured in `
 from __future__ import annotations
 
 from sessidx.content.cjk import is_cjk
-from sessidx.querywords import whole_word
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -204,6 +203,8 @@ def edits(a: str, b: str, most: int) -> int:
 def instead(text: str, nears: list[Near | str]) -> list[tuple[str, str]]:
     """What a near answer matched instead of the words asked, as (asked, found) pairs:
     `("retries", "retry")`, each word asked once, by what `text` holds."""
+    from sessidx.querywords import whole_word  # for near answers alone: not loaded on every search
+
     folded = fold(text)
     said = []
     for near in nears:

@@ -8,7 +8,6 @@ from sessidx.content.cjk import cjk_apart, is_cjk
 from sessidx.content.near import PART, SCREEN, Near, add_typos, fold, groups, instead, mark, near_words, terms_starting
 from sessidx.content.snippets import best_message, find_word, snippet_of
 from sessidx.model import Session
-from sessidx.when import within
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
@@ -444,6 +443,8 @@ def _hits(db: sqlite3.Connection, found: Found, app: str | None, limit: int, ter
                       f" WHERE id IN ({','.join('?' * len(found.sources))}){only_app}",
                       [*found.sources, *bounds]).fetchall()
     if folder is not None or dates != (None, None):
+        from sessidx.when import within  # dates are the full path's: not loaded on every search
+
         kept = [row[:3] for row in kept if within(row[1], *dates)
                 and (folder is None or ((session := _session(row[3])) is not None and session.cwd == folder))]
     words = _plain_words(terms)
