@@ -263,9 +263,11 @@ def _title_room(list_columns: int) -> int:
     return list_columns - _FIXED - APP_WIDTH - folder - branch  # beside fzf's pointer
 
 
-# From this many columns on the preview sits beside the list: where the title keeps TITLE_BESIDE
-# columns beside it (at 160 it kept 45 of 85, issue 29, point 7)
-WIDE = next(c for c in range(80, 1000) if _title_room(c * (100 - PREVIEW_SIDE) // 100) >= TITLE_BESIDE)
+# From this many columns on the preview sits beside the list: the first width where the title
+# keeps TITLE_BESIDE columns beside it (at 160 it kept 45 of 85, issue 29, point 7). Written
+# out: searching for it cost every process that loads this module 1.2 M instructions; a test
+# searches for it with _title_room.
+WIDE = 194
 
 
 def list_width(terminal: int) -> int:

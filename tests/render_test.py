@@ -223,7 +223,7 @@ def test_the_preview_sits_beside_the_list_only_where_the_title_keeps_60_columns(
     """Issue 29, point 7: at 160 columns the preview moved beside the list and the title fell
     from 85 to 45 columns. Now it moves only where the title keeps at least 60, folder and
     branch at their whole shares, the longest app name in the row."""
-    from sessidx.render import WIDE, list_width, preview_window
+    from sessidx.render import PREVIEW_SIDE, TITLE_BESIDE, WIDE, _title_room, list_width, preview_window
 
     long = [Session("openhands", "x1", "/home/alex/code/" + "deep/" * 12 + "repo", "feature/" + "b" * 40, "T" * 300,
                     1_700_000_000_000, 1, None, None, None, None, None)]
@@ -235,6 +235,8 @@ def test_the_preview_sits_beside_the_list_only_where_the_title_keeps_60_columns(
     assert preview_window(WIDE - 1, 50).startswith("down") and preview_window(WIDE, 50).startswith("right")
     assert title_columns(WIDE - 1) > title_columns(WIDE) >= 60
     assert 160 < WIDE <= 200
+    first = next(c for c in range(80, 1000) if _title_room(c * (100 - PREVIEW_SIDE) // 100) >= TITLE_BESIDE)
+    assert first == WIDE  # written out in render.py: the first width where the title keeps its columns
 
 
 def test_the_app_counts_fit_in_the_cycles_order_the_least_used_leaving_first():
