@@ -97,6 +97,8 @@ def _lines(s: argparse.ArgumentParser) -> None:
     s.add_argument("--repo", action="store_true")
     s.add_argument("--content", metavar="QUERY")
     s.add_argument("--stream", action="store_true")
+    # the fresh list behind the rows on screen: fzf and the preview come first (picker.fzf_command)
+    s.add_argument("--background", action="store_true")
 
 
 def _cycle(s: argparse.ArgumentParser) -> None:

@@ -58,7 +58,10 @@ _BARE: dict[tuple[str, ...], Args] = {
     ("pick",): Args(command="pick", query=None, shell=None),
     ("list",): Args(command="list", query=None, app=None, json=False, archived=False, verbose=False, since=None,
                     until=None, host=None),
-    ("lines",): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False),
+    ("lines",): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False, background=False),
+    # the warm press's fresh list, behind the kept rows on screen
+    ("lines", "--background"): Args(command="lines", app=None, here=False, repo=False, content=None, stream=False,
+                                    background=True),
     ("build",): Args(command="build", verbose=False),  # timed against a plain script in `make bench`
     # the content index brought up to date: Ctrl-F's background refresh (content.store.start_refresh)
     ("search", "--refresh"): Args(command="search", query=[], app=None, json=False, limit=50, wait=None, drop=False,
@@ -78,7 +81,8 @@ def _parse(argv: list[str]) -> Any:
         return Args(command="preview", shell=argv[2], id=argv[3])
     # the picker's content mode, on every keystroke: `lines --content QUERY`
     if len(argv) == 3 and argv[:2] == ["lines", "--content"]:
-        return Args(command="lines", app=None, here=False, repo=False, content=argv[2], stream=False)
+        return Args(command="lines", app=None, here=False, repo=False, content=argv[2], stream=False,
+                    background=False)
     # Enter and Alt-Enter: `check ID`, `check --allow-permissive ID`; no ID when fzf has no row
     if argv[:1] == ["check"] and argv[1:] in ([], ["--allow-permissive"]):
         return Args(command="check", id=None, allow_permissive=len(argv) == 2)
@@ -209,6 +213,8 @@ def main(argv: Sequence[str] | None = None, detach: bool = False) -> int:
         if args.command == "lines" and args.stream:
             return commands.picker_stream(env, _out)
         if args.command == "lines":
+            if args.background:
+                behind_the_screen()
             return commands.picker_feed(env, _out, app=args.app,
                                         scope="here" if args.here else "repo" if args.repo else None)
         if args.command == "search":
@@ -326,6 +332,21 @@ def _utf8_mode() -> None:
 
     with contextlib.suppress(OSError):  # if it fails, go on in the locale's encoding
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
+# How far behind fzf and its preview the fresh list runs (`lines --background`). Measured on 2
+# cores beside two busy loops (docs/speed.md): the preview after a move 77 -> 64 ms (medians of
+# six runs); the whole list 446 -> 475 ms later: the loops run in another session's scheduling group
+# (autogroup), as agents in another terminal do, and niceness counts within a group.
+BACKGROUND_NICE = 10
+
+
+def behind_the_screen() -> None:
+    """Lowers this process's CPU priority: its work is not what the person at the picker waits for."""
+    try:  # noqa: SIM105 - contextlib loads functools and collections into a key press's process
+        os.nice(BACKGROUND_NICE)
+    except OSError:  # not allowed here: it runs as it is
+        pass
 
 
 def run() -> None:

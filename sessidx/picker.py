@@ -403,7 +403,9 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
     # SSH hosts: refreshed in the background from the start (bg-transform, which sets the
     # header's notes); the list is reloaded once that is done, by a reload-sync (the rows stay
     # usable meanwhile) that waits for it: fzf does not run a reload that a bg-transform returns
-    fresh = f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} exec {me} lines" if hosts else f"exec {me} lines"
+    # (--background: behind the rows on screen, so that fzf and the preview come first)
+    fresh = (f"SESSIDX_HOSTS_SINCE={int(time.time() * 1000)} exec {me} lines --background" if hosts
+             else f"exec {me} lines --background")
     # the first press ever: the note leaves when every row is in (and with hosts, the list is
     # reloaded once more when they have answered)
     hosts_list = f"reload-sync(SESSIDX_HOSTS_COLD=1 {fresh})" if hosts else None

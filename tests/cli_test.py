@@ -241,3 +241,17 @@ def test_each_argv_read_without_argparse_is_read_as_argparse_reads_it():
             continue  # `sessidx` alone: the picker, which argparse reads as no command
         full = parser(list(argv)).parse_args(list(argv), namespace=Args())
         assert vars(bare) == vars(full), argv
+
+
+@pytest.mark.parametrize(("argv", "behind"), [(["lines", "--background"], True), (["lines"], False)])
+def test_the_fresh_list_behind_the_screen_yields_the_cpu(two_apps, argv, behind):
+    """`lines --background` (the warm press's fresh list, picker.fzf_command) lowers its own CPU
+    priority, so that fzf and the preview come first; it lists the same rows."""
+    from sessidx.cli import BACKGROUND_NICE
+
+    code = ("import os, sys; from sessidx.cli import main; before = os.getpriority(os.PRIO_PROCESS, 0); "
+            "main(sys.argv[1:]); sys.stderr.write(f'{before} {os.getpriority(os.PRIO_PROCESS, 0)}')")
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60, check=True)
+    before, after = map(int, done.stderr.split()[-2:])
+    assert after == (min(before + BACKGROUND_NICE, 19) if behind else before)
+    assert len(done.stdout.splitlines()) == 3  # the column names and both sessions

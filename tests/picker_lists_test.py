@@ -96,3 +96,19 @@ def test_enter_on_a_list_made_for_the_other_mode_makes_it_again(home, tmp_path, 
                "FZF_LIST_LABEL": "enter", "SESSIDX_ROW": "claude"}
         done = run_cli("check", f"claude:{session.session_id}", env=env, check=True).stdout  # its parent: this process
         assert "enter-again" in done and feed in done and "accept" not in done
+
+
+def test_only_the_warm_press_fresh_list_runs_behind_the_screen(tmp_path):
+    """The fresh list a warm press's load event makes (the kept rows already on screen) runs at
+    a lower CPU priority (`lines --background`); a list someone waits for never does: the
+    first press's whole list (its note says the rows are coming), Ctrl-A's, content mode's,
+    the one the load event makes again for the query."""
+    state, cut = str(tmp_path), str(tmp_path / "cut")
+    warm = picker.fzf_command("", "fzf", None, "bash", state=state)
+    [load] = [arg for arg in warm if arg.startswith("--bind=load:")]
+    assert load.count("lines --background") == 1 and "reload-sync(exec " in load
+    assert not any("--background" in arg for arg in warm if arg != load)
+    script = load.removeprefix("--bind=load:transform:")
+    assert "--background" not in run_script(script, TITLES, "kettle app:codex", f"{TITLES}|app:cl", state)
+    cold = picker.fzf_command("", "fzf", None, "bash", cold=True, state=state, cut=cut)
+    assert not any("--background" in arg for arg in cold)
