@@ -334,10 +334,11 @@ def _utf8_mode() -> None:
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
-# How far behind fzf and its preview the fresh list runs (`lines --background`). Measured on 2
-# cores beside two busy loops (docs/speed.md): the preview after a move 77 -> 64 ms (medians of
-# six runs); the whole list 446 -> 475 ms later: the loops run in another session's scheduling group
-# (autogroup), as agents in another terminal do, and niceness counts within a group.
+# How far behind fzf and its preview the fresh list runs (`lines --background`). On 2 cores
+# beside two busy loops (docs/speed.md) the preview after a move no longer waits behind it (67 ->
+# 62 ms, medians of ten runs; none over 69 ms, where four of ten were over 80), and the whole
+# list comes 30-110 ms later: the loops run in another session's scheduling group (autogroup),
+# as agents in another terminal do, and niceness counts within a group.
 BACKGROUND_NICE = 10
 
 
