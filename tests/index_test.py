@@ -272,3 +272,21 @@ def test_an_app_whose_home_has_gone_leaves_the_index(home):
     assert cached_session(current_env(), f"codex:{thread.thread_id}") is None
     with open(cache_path(current_env()), "rb") as f:
         assert set(marshal.load(f)["apps"]) == {"claude", "aider"}
+
+
+def test_a_folder_aider_found_a_history_in_stays_known_after_the_other_session_there_is_gone(home, tmp_path):
+    """Aider looks in the folders the other apps' sessions were listed in. Once it found a
+    history file in one, its own cached row keeps that folder known when the session that made
+    it known is deleted (the other apps' cached rows are not read for folders: their sessions
+    of this run are)."""
+    import shutil
+
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(Path(__file__).resolve().parent.parent / "fixtures" / "realdata" / "aider-chat-history.md",
+                project / ".aider.chat.history.md")
+    ClaudeSession(cwd=str(project)).write(home)
+    assert {s.app for s in load(current_env()).sessions} == {"claude", "aider"}
+    for transcript in (home / ".claude" / "projects").rglob("*.jsonl"):
+        transcript.unlink()
+    assert {s.app for s in load(current_env()).sessions} == {"aider"}
