@@ -12,6 +12,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define BLOCKS 1  /* read_output reads sixteen bytes at a time where the CPU has SSSE3 */
+static int in_blocks;
+#endif
+
 /* tokens.py's _CASES: an upper-case letter 'A', a lower-case letter or a digit 'a', else ' '
  * (a table, not branches: the letters of real text are not predictable) */
 static char CASES[256];
@@ -224,6 +230,10 @@ typedef struct {
     unsigned char place_mark[MOST_PLACED];
     short place_at[MOST_PLACED];
     int all_placed;  /* 0: too many characters to place */
+    /* read_output's sixteen bytes at a time: each mark's first three bytes (a letter in either
+     * case) in one of eight buckets, by their low and their high four bits (Teddy, as Rust's
+     * aho-corasick has it): [place][low, high][half] -> the buckets taking that half there */
+    unsigned char teddy[3][2][16];
 } Marks;
 
 #define MADE 4
@@ -231,6 +241,49 @@ static Marks *made_marks[MADE];  /* the tables of the last tuples asked for (mar
 
 static void set_bit(unsigned char *bits, unsigned at) { bits[at / 8] |= (unsigned char)(1u << (at % 8)); }
 static int bit(const unsigned char *bits, unsigned at) { return bits[at / 8] >> (at % 8) & 1; }
+
+/* How many bytes a bucket's halves take, all told: the fewer, the fewer false hits */
+static int volume(const unsigned short halves[3][2]) {
+    int taken = 1;
+    for (int k = 0; k < 3; k++)
+        taken *= __builtin_popcount(halves[k][0]) * __builtin_popcount(halves[k][1]);
+    return taken;
+}
+
+/* The marks in Teddy's eight buckets: each where it adds the fewest bytes taken */
+static void fill_teddy(Marks *marks, Py_ssize_t count) {
+    unsigned short buckets[8][3][2] = {{{0}}};
+    for (Py_ssize_t j = 0; j < count; j++) {
+        unsigned short halves[3][2];
+        for (int k = 0; k < 3; k++) {
+            unsigned c = k < marks->length[j] ? (unsigned char)marks->text[j][k] : 0;
+            if (k >= marks->length[j])  /* a mark of two: any third byte */
+                halves[k][0] = halves[k][1] = 0xffff;
+            else
+                halves[k][0] = (unsigned short)(1u << (c & 15)),
+                halves[k][1] = (unsigned short)(1u << (c >> 4) | (c >= 'a' && c <= 'z' ? 1u << ((c - 32) >> 4) : 0));
+        }
+        int best = 0, least = 0;
+        for (int b = 0; b < 8; b++) {
+            unsigned short joined[3][2];
+            for (int k = 0; k < 3; k++)
+                for (int h = 0; h < 2; h++)
+                    joined[k][h] = buckets[b][k][h] | halves[k][h];
+            int added = volume(joined) - (buckets[b][0][0] ? volume((const unsigned short(*)[2])buckets[b]) : 0);
+            if (b == 0 || added < least)
+                best = b, least = added;
+        }
+        for (int k = 0; k < 3; k++)
+            for (int h = 0; h < 2; h++)
+                buckets[best][k][h] |= halves[k][h];
+    }
+    for (int b = 0; b < 8; b++)
+        for (int k = 0; k < 3; k++)
+            for (int h = 0; h < 2; h++)
+                for (int half = 0; half < 16; half++)
+                    if (buckets[b][k][h] >> half & 1)
+                        marks->teddy[k][h][half] |= (unsigned char)(1u << b);
+}
 
 /* The tables of `tuple` (ASCII marks, lower case, two letters or more), made on the first call */
 static Marks *marks_of(PyObject *tuple) {
@@ -271,6 +324,7 @@ static Marks *marks_of(PyObject *tuple) {
             if (marks->length[j] == 2 || (text[2] & 31) == third)
                 set_bit(marks->by_three, (text[0] & 31u) << 10 | (text[1] & 31u) << 5 | third);
     }
+    fill_teddy(marks, count);
     Py_ssize_t characters = 0;
     for (Py_ssize_t j = 0; j < count; j++)
         characters += PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(tuple, j));
@@ -859,12 +913,63 @@ static Py_ssize_t read_at(Reading *r, Py_ssize_t i, Py_ssize_t *close) {
     return end - 1;
 }
 
+#ifdef BLOCKS
+/* Teddy's test of sixteen bytes at one place of a mark: the buckets taking each (as bits) */
+__attribute__((target("ssse3"))) static inline __m128i taken(__m128i bytes, const unsigned char halves[2][16]) {
+    const __m128i low_four = _mm_set1_epi8(0x0f);
+    return _mm_and_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)halves[0]), _mm_and_si128(bytes, low_four)),
+                         _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)halves[1]),
+                                          _mm_and_si128(_mm_srli_epi16(bytes, 4), low_four)));
+}
+
+/* read_through sixteen bytes at a time: those of them special or where a mark's first three
+ * bytes may stand (in one of Teddy's buckets at each of the three places), then those looked
+ * at one by one. Where it stopped (the first byte not read), r->length at the closing quote
+ * (*close set), -1 at a bad escape. */
+__attribute__((target("ssse3"))) static Py_ssize_t read_blocks(Reading *r, Py_ssize_t *close) {
+    const unsigned char *raw = r->raw;
+    const Marks *marks = r->marks;
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20),
+                  del = _mm_set1_epi8(0x7f), none = _mm_setzero_si128();
+    Py_ssize_t i = 0, next = 0;  /* next: the first byte not read */
+    for (; i + 18 <= r->length; i = next > i + 16 ? next : i + 16) {
+        __m128i first = _mm_loadu_si128((const __m128i *)(raw + i));
+        __m128i buckets = _mm_and_si128(_mm_and_si128(taken(first, marks->teddy[0]),
+                                                      taken(_mm_loadu_si128((const __m128i *)(raw + i + 1)), marks->teddy[1])),
+                                        taken(_mm_loadu_si128((const __m128i *)(raw + i + 2)), marks->teddy[2]));
+        /* special: the quote, a backslash, DEL, and below the space as signed bytes: the control
+         * characters and UTF-8's bytes */
+        __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(first, quote), _mm_cmpeq_epi8(first, backslash)),
+                                        _mm_or_si128(_mm_cmplt_epi8(first, space), _mm_cmpeq_epi8(first, del)));
+        unsigned looked = ((unsigned)~_mm_movemask_epi8(_mm_cmpeq_epi8(buckets, none)) |
+                           (unsigned)_mm_movemask_epi8(special)) & 0xffff;
+        while (looked) {
+            Py_ssize_t at = i + __builtin_ctz(looked), last;
+            looked &= looked - 1;
+            if (at < next)  /* inside an escape or a character read */
+                continue;
+            if ((last = read_at(r, at, close)) < 0)
+                return -1;
+            if (*close >= 0)
+                return r->length;
+            next = last + 1;
+        }
+    }
+    return next > i ? next : i;
+}
+#endif
+
 /* The pass: where the closing quote is (-1: none, or a bad escape before it), the shape, the
- * lines holding each mark. Most bytes take one table read each (neither special nor where a
- * mark's first three letters may be); the last two, with no third byte to read, are looked at. */
+ * lines holding each mark. Sixteen bytes at a time where the CPU can (read_blocks); else, and
+ * for the last few, most bytes take one table read each (neither special nor where a mark's
+ * first three letters may be); the last two, with no third byte to read, are looked at. */
 static Py_ssize_t read_through(Reading *r) {
     const unsigned char *raw = r->raw, *by_three = r->marks->by_three;
     Py_ssize_t length = r->length, close = -1, i = 0;
+#ifdef BLOCKS
+    if (in_blocks && (i = read_blocks(r, &close)) < 0)
+        return -1;
+#endif
     for (; i + 2 < length; i++) {
         unsigned c = raw[i];
         if ((SPECIAL[c] | bit(by_three, (c & 31) << 10 | (raw[i + 1] & 31u) << 5 | (raw[i + 2] & 31u))) &&
@@ -1217,6 +1322,21 @@ static PyObject *holds_raw(PyObject *module, PyObject *args) {
     return result;
 }
 
+/* read_in_blocks(on) -> whether read_output read sixteen bytes at a time before: set where the
+ * CPU can (tests hold both ways to the same answers) */
+static PyObject *read_in_blocks(PyObject *module, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+#ifdef BLOCKS
+    int was = in_blocks;
+    in_blocks = on && __builtin_cpu_supports("ssse3");
+    return PyBool_FromLong(was);
+#else
+    return Py_NewRef(Py_False);
+#endif
+}
+
 static PyMethodDef methods[] = {
     {"counted", counted, METH_VARARGS,
      "counted(text, prefix) -> (tokens, parts): tokens.counted of an ASCII str, or of bytes"},
@@ -1226,6 +1346,7 @@ static PyMethodDef methods[] = {
      "marked(text, marks, errors, most) -> (error line starts, place line starts): tool_output._marked's lines"},
     {"read_output", read_output, METH_VARARGS,
      "read_output(line, opening, end, marks, errors, numbers) -> (after, chars, shape, text or gist) or None"},
+    {"read_in_blocks", read_in_blocks, METH_O, "read_in_blocks(on) -> whether read_output read sixteen bytes at a time"},
     {"holds_raw", holds_raw, METH_VARARGS,
      "holds_raw(line, outer_opening, outer_close, outer_shape, inner_opening, inner_close, inner_shape) -> bool or None"},
     {NULL, NULL, 0, NULL},
@@ -1235,5 +1356,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_words", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__words(void) {
     fill_tables();
+#ifdef BLOCKS
+    __builtin_cpu_init();
+    in_blocks = __builtin_cpu_supports("ssse3");
+#endif
     return PyModule_Create(&module);
 }

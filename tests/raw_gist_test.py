@@ -3,7 +3,8 @@ read in one pass over the line's bytes, only the lines kept unescaped) gives wha
 one gives (python_raw_gist: the line decoded, each string unescaped whole by json's scanstring,
 then gist), on long records written every way JSON allows: each character as it is or as an
 escape, surrogates, control characters, marks split by escapes, bytes that are not UTF-8,
-strings stored twice or held in another, cut short or badly escaped.
+strings stored twice or held in another, cut short or badly escaped. Both of C's loops (sixteen
+bytes at a time, and one) are held to it.
 """
 
 from __future__ import annotations
@@ -24,10 +25,19 @@ def test_the_c_reading_is_what_runs():
 
 
 def both_ways(line: bytes) -> str:
-    """raw_gist of `line` in C, equal to python_raw_gist's."""
+    """raw_gist of `line` in C, with read_output's loop over sixteen bytes at a time (where the
+    CPU has SSSE3) and with its loop over one, each equal to python_raw_gist's."""
+    from sessidx import _words
+
     padded = b"before\n" + line + b"\nafter"  # as records_from hands a line over: inside its buffer
     wanted = python_raw_gist(padded, 7, 7 + len(line))
-    assert raw_gist(padded, 7, 7 + len(line)) == wanted
+    was = _words.read_in_blocks(True)
+    try:
+        for in_blocks in (True, False):
+            _words.read_in_blocks(in_blocks)
+            assert raw_gist(padded, 7, 7 + len(line)) == wanted, in_blocks
+    finally:
+        _words.read_in_blocks(was)
     return wanted
 
 
