@@ -14,7 +14,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define BLOCKS 1  /* read_output reads sixteen bytes at a time where the CPU has SSSE3 */
+#define BLOCKS 1  /* read_output reads sixteen bytes at a time where the CPU has SSSE3 and POPCNT */
 static int in_blocks;
 #endif
 
@@ -234,6 +234,10 @@ typedef struct {
      * case) in one of eight buckets, by their low and their high four bits (Teddy, as Rust's
      * aho-corasick has it): [place][low, high][half] -> the buckets taking that half there */
     unsigned char teddy[3][2][16];
+    /* of the byte before an escaped quote (\"): 1 where it may write a character that some mark
+     * holds just before a quote (or a mark holds one first), 2 where it may only as the end of an
+     * escape (b of \b, a hex digit), 0 where no mark ends at that quote: not looked at */
+    unsigned char before_quote[256];
 } Marks;
 
 #define MADE 4
@@ -325,6 +329,17 @@ static Marks *marks_of(PyObject *tuple) {
                 set_bit(marks->by_three, (text[0] & 31u) << 10 | (text[1] & 31u) << 5 | third);
     }
     fill_teddy(marks, count);
+    for (Py_ssize_t j = 0; j < count; j++)
+        for (Py_ssize_t k = 0; k < marks->length[j]; k++)
+            if (marks->text[j][k] == '"')
+                for (unsigned c = 0; c < 256; c++) {
+                    int escape_end = c == '\\' || c == '"' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
+                                     c == 'r' || c == 't' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f');
+                    if (k == 0 || LOWER[c] == (unsigned char)marks->text[j][k - 1] || c >= 0x80)
+                        marks->before_quote[c] = 1;
+                    else if (escape_end && !marks->before_quote[c])
+                        marks->before_quote[c] = 2;
+                }
     Py_ssize_t characters = 0;
     for (Py_ssize_t j = 0; j < count; j++)
         characters += PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(tuple, j));
@@ -804,6 +819,15 @@ typedef struct {
     Starts error_starts, place_starts;
 } Reading;
 
+/* A line starts at `start`, after a line break: the line being read from there on */
+static inline void line_from(Reading *r, Py_ssize_t start) {
+    if (start > r->line_start) {
+        r->line_start = start;
+        r->line_marks = 0;
+        r->line_error = r->line_place = 0;
+    }
+}
+
 /* Mark j stands on the line being read: that line kept as marked keeps it */
 static void mark_found(Reading *r, int j) {
     if (r->line_marks >> j & 1)
@@ -880,9 +904,7 @@ static Py_ssize_t read_at(Reading *r, Py_ssize_t i, Py_ssize_t *close) {
     }
     if (c == '\\' && i + 1 < r->length && raw[i + 1] == 'n') {  /* most escapes: a line ends */
         r->shrink++;
-        r->line_start = i + 2;
-        r->line_marks = 0;
-        r->line_error = r->line_place = 0;
+        line_from(r, i + 2);
         return i + 1;
     }
     Py_UCS4 ch;
@@ -904,57 +926,98 @@ static Py_ssize_t read_at(Reading *r, Py_ssize_t i, Py_ssize_t *close) {
         r->shape |= c == 0x7f ? WIDE_RAW : ODD;
     }
     r->shrink += end - i - 1;
-    if (ch == '\n') {
-        r->line_start = end;
-        r->line_marks = 0;
-        r->line_error = r->line_place = 0;
-    } else if (r->active && lowered(ch) && r->marks->placed[lowered(ch)] < r->marks->placed[lowered(ch) + 1])
+    if (ch == '\n')
+        line_from(r, end);
+    else if (r->active && lowered(ch) && r->marks->placed[lowered(ch)] < r->marks->placed[lowered(ch) + 1])
         marks_around(r, i, end, lowered(ch));
     return end - 1;
 }
 
 #ifdef BLOCKS
 /* Teddy's test of sixteen bytes at one place of a mark: the buckets taking each (as bits) */
-__attribute__((target("ssse3"))) static inline __m128i taken(__m128i bytes, const unsigned char halves[2][16]) {
+__attribute__((target("ssse3,popcnt"))) static inline __m128i taken(__m128i bytes, const unsigned char halves[2][16]) {
     const __m128i low_four = _mm_set1_epi8(0x0f);
     return _mm_and_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)halves[0]), _mm_and_si128(bytes, low_four)),
                          _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)halves[1]),
                                           _mm_and_si128(_mm_srli_epi16(bytes, 4), low_four)));
 }
 
-/* read_through sixteen bytes at a time: those of them special or where a mark's first three
- * bytes may stand (in one of Teddy's buckets at each of the three places), then those looked
- * at one by one. Where it stopped (the first byte not read), r->length at the closing quote
- * (*close set), -1 at a bad escape. */
-__attribute__((target("ssse3"))) static Py_ssize_t read_blocks(Reading *r, Py_ssize_t *close) {
+/* The bytes of a block escaped by a backslash before them (the second of an escape: the `n` of
+ * \n, the second backslash of \\), from the bits of its backslashes; *carry: the byte before the
+ * block starts an escape, and then whether its last one does (simdjson's way, branch-free: a run
+ * of backslashes escapes the byte after it when its length is odd) */
+static inline unsigned escaped_bits(unsigned backslashes, unsigned *carry) {
+    const unsigned odd = 0xAAAA;
+    unsigned starting = backslashes & ~*carry;
+    unsigned code = ((starting << 1 | odd) - starting) ^ odd;
+    unsigned escaped = (code ^ (backslashes | *carry)) & 0xffff;
+    *carry = (code & backslashes) >> 15 & 1;
+    return escaped;
+}
+
+/* read_through sixteen bytes at a time. Of each block, which bytes are escaped (their
+ * backslashes' parity), where the string ends, which may start a mark's first three bytes (in
+ * one of Teddy's buckets at each of the three places), which are control characters or UTF-8's:
+ * the escapes \n, \\ and \" are counted at once and their line breaks kept as bits; the others,
+ * the candidates and the special bytes are looked at one by one. Where it stopped (the first
+ * byte not read), r->length at the closing quote (*close set), -1 at a bad escape. */
+__attribute__((target("ssse3,popcnt"))) static Py_ssize_t read_blocks(Reading *r, Py_ssize_t *close) {
     const unsigned char *raw = r->raw;
     const Marks *marks = r->marks;
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20),
-                  del = _mm_set1_epi8(0x7f), none = _mm_setzero_si128();
+                  del = _mm_set1_epi8(0x7f), letter_n = _mm_set1_epi8('n'), none = _mm_setzero_si128();
+    int quote_ends_marks = marks->placed['"'] < marks->placed['"' + 1];  /* `file "` */
+    unsigned carry = 0;
     Py_ssize_t i = 0, next = 0;  /* next: the first byte not read */
-    for (; i + 18 <= r->length; i = next > i + 16 ? next : i + 16) {
+    Py_ssize_t line_seen = 0;  /* where the last line counted at once starts (line_from when needed) */
+    for (; i + 18 <= r->length; i += 16) {
         __m128i first = _mm_loadu_si128((const __m128i *)(raw + i));
         __m128i buckets = _mm_and_si128(_mm_and_si128(taken(first, marks->teddy[0]),
                                                       taken(_mm_loadu_si128((const __m128i *)(raw + i + 1)), marks->teddy[1])),
                                         taken(_mm_loadu_si128((const __m128i *)(raw + i + 2)), marks->teddy[2]));
-        /* special: the quote, a backslash, DEL, and below the space as signed bytes: the control
-         * characters and UTF-8's bytes */
-        __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(first, quote), _mm_cmpeq_epi8(first, backslash)),
-                                        _mm_or_si128(_mm_cmplt_epi8(first, space), _mm_cmpeq_epi8(first, del)));
-        unsigned looked = ((unsigned)~_mm_movemask_epi8(_mm_cmpeq_epi8(buckets, none)) |
-                           (unsigned)_mm_movemask_epi8(special)) & 0xffff;
+        unsigned escaped = escaped_bits((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(first, backslash)), &carry);
+        unsigned quotes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(first, quote)), ending = quotes & ~escaped;
+        unsigned before = ending ? (ending & -ending) - 1 : 0xffff;  /* the bytes before the closing quote */
+        unsigned line_ends = escaped & (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(first, letter_n)) & before;
+        unsigned counted = escaped & before &
+                           (line_ends | quotes | (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(first, backslash)));
+        /* below the space as signed bytes: the control characters and UTF-8's bytes */
+        unsigned special = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(first, space),
+                                                                    _mm_cmpeq_epi8(first, del)));
+        unsigned candidates = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(buckets, none)) & ~escaped;
+        /* looked at one by one, as bits from the byte before the block (bit k: raw[i - 1 + k]):
+         * the other escapes and, where a mark ends with a quote, the escaped quotes, by their
+         * backslash; the candidates and the special bytes; the closing quote */
+        unsigned looked = (escaped & before & ~counted) | (quote_ends_marks ? escaped & before & quotes : 0) |
+                          (((candidates | special) & before) | (ending & -ending)) << 1;
+        r->shrink += __builtin_popcount(counted);
         while (looked) {
-            Py_ssize_t at = i + __builtin_ctz(looked), last;
+            int bit = __builtin_ctz(looked);
             looked &= looked - 1;
+            Py_ssize_t at = i - 1 + bit, last;
             if (at < next)  /* inside an escape or a character read */
                 continue;
+            unsigned lines_before = bit > 1 ? line_ends & ((1u << (bit - 1)) - 1) : 0;
+            line_from(r, lines_before ? i + 32 - __builtin_clz(lines_before) : line_seen);
+            if (raw[at] == '\\' && raw[at + 1] == '"') {  /* counted: only a mark ending there is looked for */
+                int before = marks->before_quote[raw[at - 1]];  /* 2: only where raw[at - 1] ends an escape */
+                if (r->active && (before == 1 || (before == 2 && (raw[at - 2] == '\\' || (at >= 6 && raw[at - 6] == '\\')))))
+                    marks_around(r, at, at + 2, '"');
+                next = at + 2;
+                continue;
+            }
             if ((last = read_at(r, at, close)) < 0)
                 return -1;
             if (*close >= 0)
                 return r->length;
             next = last + 1;
         }
+        Py_ssize_t ends = -(Py_ssize_t)(line_ends != 0);  /* all ones where a line ended: no branch */
+        line_seen = ((i + 32 - __builtin_clz(line_ends | 1)) & ends) | (line_seen & ~ends);
     }
+    line_from(r, line_seen);
+    if (carry && next < i)  /* the last block's last byte starts an escape not read: read it again */
+        return i - 1;
     return next > i ? next : i;
 }
 #endif
@@ -983,9 +1046,9 @@ static Py_ssize_t read_through(Reading *r) {
 }
 
 /* The characters of the good string raw[at:close] from `at` on into `out`: at most `most`,
- * stopping before a newline with `to_newline`; how many */
+ * stopping before the `lines`-th newline where lines > 0; how many */
 static Py_ssize_t unescaped(const unsigned char *raw, Py_ssize_t at, Py_ssize_t close, Py_ssize_t most,
-                            int to_newline, Py_UCS4 *out) {
+                            Py_ssize_t lines, Py_UCS4 *out) {
     Py_ssize_t count = 0;
     while (count < most && at < close) {
         unsigned c = raw[at];
@@ -996,11 +1059,27 @@ static Py_ssize_t unescaped(const unsigned char *raw, Py_ssize_t at, Py_ssize_t 
         }
         Py_UCS4 ch = 0;
         at = char_at(raw, at, close, &ch);
-        if (at < 0 || (ch == '\n' && to_newline))
+        if (at < 0 || (ch == '\n' && --lines == 0))
             break;
         out[count++] = ch;
     }
     return count;
+}
+
+/* Where the last `count` lines of the good string's raw[floor:close] start: after its count-th
+ * newline from the end (as it is, \n or \u000a), or at floor where it holds fewer (floor at a
+ * character's start); read back a byte at a time, as far as that newline */
+static Py_ssize_t last_lines(const unsigned char *raw, Py_ssize_t floor, Py_ssize_t close, Py_ssize_t count) {
+    for (Py_ssize_t at = close; at > floor; at--) {
+        unsigned c = raw[at - 1];
+        int newline = c == '\n' ||
+                      (c == 'n' && at - 2 >= floor && raw[at - 2] == '\\' && starts_escape(raw, floor, at - 2)) ||
+                      ((c | 32) == 'a' && at - 6 >= floor && memcmp(raw + at - 6, "\\u000", 5) == 0 &&
+                       starts_escape(raw, floor, at - 6));
+        if (newline && --count == 0)
+            return at;
+    }
+    return floor;
 }
 
 /* The lines a long output's gist is made of, each once in `chars`, told apart by a table of
@@ -1125,11 +1204,11 @@ static PyObject *long_gist(Reading *r, Py_ssize_t close, Py_ssize_t chars, const
     Py_UCS4 *scratch = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)(room > b->line ? room : b->line));
     if (scratch == NULL)
         goto done;
-    Py_ssize_t head = unescaped(r->raw, 0, close, b->head, 0, scratch);
+    /* text[:head].split("\n")[:edge_lines], and text[-tail:].split("\n")[-edge_lines:]: only those lines unescaped */
+    Py_ssize_t head = unescaped(r->raw, 0, close, b->head, b->edge_lines, scratch);
     if (edges_of(&lines, scratch, head, b->edge_lines, 0, b->line, &pieces) < 0)
         goto done;
-    Py_ssize_t head_pieces = pieces.count, tail_start = close;
-    tail_start = chars_back(r->raw, 0, close, b->tail);
+    Py_ssize_t tail_start = last_lines(r->raw, chars_back(r->raw, 0, close, b->tail), close, b->edge_lines);
     Starts tail_pieces = {0};
     Py_ssize_t tail = unescaped(r->raw, tail_start, close, b->tail, 0, scratch);
     if (edges_of(&lines, scratch, tail, b->edge_lines, 1, b->line, &tail_pieces) < 0) {
@@ -1180,7 +1259,6 @@ static PyObject *long_gist(Reading *r, Py_ssize_t close, Py_ssize_t chars, const
             goto done;
         }
     PyMem_Free(tail_pieces.at);
-    (void)head_pieces;
     /* "\n".join(pieces) */
     Py_ssize_t total = pieces.count ? pieces.count - 1 : 0;
     Py_UCS4 most = 127;
@@ -1330,7 +1408,7 @@ static PyObject *read_in_blocks(PyObject *module, PyObject *arg) {
         return NULL;
 #ifdef BLOCKS
     int was = in_blocks;
-    in_blocks = on && __builtin_cpu_supports("ssse3");
+    in_blocks = on && __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
     return PyBool_FromLong(was);
 #else
     return Py_NewRef(Py_False);
@@ -1358,7 +1436,7 @@ PyMODINIT_FUNC PyInit__words(void) {
     fill_tables();
 #ifdef BLOCKS
     __builtin_cpu_init();
-    in_blocks = __builtin_cpu_supports("ssse3");
+    in_blocks = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
 #endif
     return PyModule_Create(&module);
 }

@@ -214,3 +214,34 @@ def test_holds_raw_tells_what_the_texts_tell(before, inner, after, seed, often):
         assert held is None or held == (texts[inner_one[0]] in texts[outer[0]])
         if often == 0.0 and not any(c in before + inner + after for c in "\t\x01"):
             assert held is not None  # written alike, as JSON's writers do: told from the bytes
+
+
+_TOKENS = ["\\n", "\\\\", '\\"', "\\t", "\\/", "\\u00e9", "\\u00E9", "\\u000a", "\\ud83d\\ude00", "\\ud800", "\\udc00",
+           "\\ud800\\u0041", "é", "😀", "\t", "\x7f", "\u212a", "error", "\\u0065rror", 'file \\"']
+
+
+@pytest.mark.parametrize("token", _TOKENS)
+def test_every_escape_at_every_place_of_a_block_is_read_as_scanstring_reads_it(token):
+    """Each way a character is written, after 0 to 40 bytes (so at every place of a block of
+    sixteen and across two) and after runs of escaped backslashes: the same text, length and
+    end as scanstring's, in both of read_output's loops."""
+    from json.decoder import scanstring  # type: ignore[attr-defined]
+
+    from sessidx import _words
+
+    was = _words.read_in_blocks(True)
+    try:
+        for before in range(41):
+            for backslashes in (0, 1, 3):
+                raw = "a" * before + "\\\\" * backslashes + token * 2 + "b" * (before % 7) + token
+                decoded = '{"content":"' + raw + '","x":1}'
+                line = decoded.encode()
+                text, end = scanstring(decoded, 12, False)
+                wanted = (text, len(decoded[:end].encode()), len(text))  # the end in bytes
+                for in_blocks in (True, False):
+                    _words.read_in_blocks(in_blocks)
+                    after, chars, _, said = _words.read_output(line, 12, len(line), tool_output._MARKS,
+                                                               len(tool_output.ERROR_MARKS), tool_output._NUMBERS)
+                    assert (said, after, chars) == wanted, (before, backslashes, in_blocks)
+    finally:
+        _words.read_in_blocks(was)
