@@ -1003,8 +1003,9 @@ __attribute__((target("ssse3,popcnt"))) static Py_ssize_t read_blocks(Reading *r
             unsigned lines_before = bit > 1 ? line_ends & ((1u << (bit - 1)) - 1) : 0;
             line_from(r, lines_before ? i + 32 - __builtin_clz(lines_before) : line_seen);
             if (raw[at] == '\\' && raw[at + 1] == '"') {  /* counted: only a mark ending there is looked for */
-                int before = marks->before_quote[raw[at - 1]];  /* 2: only where raw[at - 1] ends an escape */
-                if (r->active && (before == 1 || (before == 2 && (raw[at - 2] == '\\' || (at >= 6 && raw[at - 6] == '\\')))))
+                int may_end = marks->before_quote[raw[at - 1]];  /* 2: only where raw[at - 1] ends an escape */
+                if (r->active && (may_end == 1 || (may_end == 2 && ((at >= 2 && raw[at - 2] == '\\') ||
+                                                                     (at >= 6 && raw[at - 6] == '\\')))))
                     marks_around(r, at, at + 2, '"');
                 next = at + 2;
                 continue;
@@ -1196,10 +1197,10 @@ static int edges_of(Lines *lines, const Py_UCS4 *chars, Py_ssize_t length, Py_ss
     return 0;
 }
 
-/* tool_output.gist of the long string read by `r` (close: its closing quote, chars: its
- * characters): its first and last lines, its distinct error lines (the first and the last
- * half of most_lines when more), its first distinct place lines, each cut at `line` */
-static PyObject *long_gist(Reading *r, Py_ssize_t close, Py_ssize_t chars, const Bounds *b) {
+/* tool_output.gist of the long string read by `r` (close: its closing quote): its first and
+ * last lines, its distinct error lines (the first and the last half of most_lines when more),
+ * its first distinct place lines, each cut at `line` */
+static PyObject *long_gist(Reading *r, Py_ssize_t close, const Bounds *b) {
     Lines lines = {0};
     Starts pieces = {0}, errors = {0};
     PyObject *gist = NULL;
@@ -1286,7 +1287,6 @@ static PyObject *long_gist(Reading *r, Py_ssize_t close, Py_ssize_t chars, const
 done:
     if (gist == NULL && !PyErr_Occurred())
         PyErr_NoMemory();
-    (void)chars;
     PyMem_Free(scratch);
     PyMem_Free(lines.chars);
     PyMem_Free(lines.cuts);
@@ -1348,7 +1348,7 @@ static PyObject *read_output(PyObject *module, PyObject *args) {
         said = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, text, unescaped(r.raw, 0, close, chars, 0, text));
         PyMem_Free(text);
     } else
-        said = long_gist(&r, close, chars, &b);
+        said = long_gist(&r, close, &b);
     if (said != NULL)
         result = Py_BuildValue("(nniN)", after, chars, r.shape, said);
 done:
