@@ -5,7 +5,8 @@ name, an error line of a test log, an exit status, the file it named. A short ou
 indexed whole; of a long one, its first and last lines and the lines that read as an error or
 a traceback frame from anywhere in it, each line and their number bounded. An output in a
 record too long to parse (a transcript line over conversation.SKIP_OVER) is read from the raw
-JSON bytes: each output string whole, unescaped just enough to be read as lines.
+JSON bytes: in C, each output string in one pass over its bytes, of which only the lines kept
+are unescaped; in Python, each string unescaped whole.
 """
 
 from __future__ import annotations
@@ -127,12 +128,99 @@ def _finder(marks: tuple[str, ...]) -> Any:
 # string, or blocks of `text`) and its `toolUseResult` (`stdout`, `stderr`), Codex's `output`,
 # Copilot's `content` and `detailedContent`.
 _QUOTED_KEYS = tuple(f'"{key}' for key in ("content", "text", "output", "stdout", "stderr", "detailedContent"))
+_RAW_QUOTED_KEYS = tuple(key.encode() for key in _QUOTED_KEYS)
 
 
 def raw_gist(buf: bytes, start: int, end: int) -> str:
     """The gist of the tool outputs in the raw JSON line `buf[start:end]`, too long to be parsed
-    whole: each output string read whole (by the C scanner of JSON strings alone), one stored
-    twice (Claude keeps an output in its message and in `toolUseResult`) counted once."""
+    whole: each output string read once, one stored twice (Claude keeps an output in its message
+    and in `toolUseResult`) counted once, one held in another dropped. In C where the package
+    was built with it (sessidx/_words.c's read_output, on the bytes as they are), else
+    python_raw_gist."""
+    read = native_read()
+    if read is None:
+        return python_raw_gist(buf, start, end)
+    outputs: list[_Output] = []
+    spans: list[tuple[int, int]] = []  # each string read, as the line has it: a second copy is known unread
+    view = memoryview(buf)
+    at = buf.find(b'":', start, end)
+    while at >= 0:
+        after = at + 2
+        if (opening := _raw_opening(buf, start, end, at)) >= 0:
+            if (seen := next((a - o for o, a in spans if buf.startswith(view[o:a], opening, end)), None)) is not None:
+                after = opening + seen
+            elif (one := read(buf, opening, end, _MARKS, len(ERROR_MARKS), _NUMBERS)) is not None:
+                after, chars, shape, said = one  # None: cut short or badly escaped
+                spans.append((opening, after))
+                output = _Output(buf, opening, after - 1, chars, shape, said)
+                if not any(other.holds(output) for other in outputs):
+                    outputs = [other for other in outputs if not output.holds(other)] + [output]
+        at = buf.find(b'":', after, end)  # not inside a string read: its quotes are escaped there
+    return "\n".join(output.gist for output in outputs)
+
+
+def native_read() -> Callable[..., tuple[int, int, int, str | None] | None] | None:
+    """sessidx/_words.c's `read_output` (loaded as native_marked is); None where the package was
+    built without it."""
+    from sessidx.compiled import compiled
+
+    return compiled("_words", "read_output")  # type: ignore[no-any-return]
+
+
+# tool_output's bounds, as read_output takes them (gist's head and tail: text[:WHOLE // 2], text[-WHOLE // 2:])
+_NUMBERS = (WHOLE, WHOLE // 2, -(-WHOLE // 2), LINE, EDGE_LINES, MOST_LINES, MOST_PLACES, MOST_LOOKS)
+
+
+class _Output:
+    """One output string read by read_output: where its bytes are in the line, its length once
+    unescaped, its shape (how it writes its characters), its gist, and its text where known (a
+    short one's, or one read whole to be compared)."""
+
+    __slots__ = ("buf", "opening", "close", "chars", "shape", "text", "gist")
+
+    def __init__(self, buf: bytes, opening: int, close: int, chars: int, shape: int, said: str | None) -> None:
+        self.buf, self.opening, self.close, self.shape = buf, opening, close, shape
+        self.text = said if 0 <= chars <= WHOLE else None
+        if chars < 0:  # bytes that are not UTF-8: read as the decoded line has them, in Python
+            self.text = self.whole_text()
+            chars, said = len(self.text), gist(self.text)
+        self.chars = chars
+        self.gist: str = said  # type: ignore[assignment]
+
+    def holds(self, inner: _Output) -> bool:
+        """Whether `inner`'s text is in this one's: told from their bytes where their shapes
+        agree (sessidx/_words.c's holds_raw), else by their texts, read whole."""
+        if inner.chars > self.chars:
+            return False
+        if self.text is None or inner.text is None:
+            from sessidx.compiled import compiled
+
+            held = compiled("_words", "holds_raw")(self.buf, self.opening, self.close, self.shape, inner.opening,
+                                                    inner.close, inner.shape)
+            if held is not None:
+                return bool(held)
+        return inner.whole_text() in self.whole_text()
+
+    def whole_text(self) -> str:
+        if self.text is None:
+            line = self.buf[self.opening - 1:self.close + 1].decode("utf-8", "replace")  # between ASCII quotes
+            self.text = _scanned(line, 1)[0]  # type: ignore[index]  # good: read_output read it
+        return self.text
+
+
+def _raw_opening(buf: bytes, start: int, end: int, at: int) -> int:
+    """_opening in the line's bytes `buf[start:end]`."""
+    if buf.endswith(_RAW_QUOTED_KEYS, start, at):
+        if buf.startswith(b'"', at + 2, end):
+            return at + 3
+        if buf.startswith(b' "', at + 2, end):
+            return at + 4
+    return -1
+
+
+def python_raw_gist(buf: bytes, start: int, end: int) -> str:
+    """raw_gist in Python: the line decoded, each output string unescaped whole (by the C
+    scanner of JSON strings alone) and its gist taken."""
     line = buf[start:end].decode("utf-8", "replace")
     texts: list[str] = []
     raws: list[str] = []  # each string read, as the line has it: a second copy is known unread
