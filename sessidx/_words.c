@@ -1138,7 +1138,7 @@ static Py_ssize_t line_index(Lines *lines, const Py_UCS4 *chars, Py_ssize_t leng
     for (; lines->table[slot]; slot = (slot + 1) & (lines->size - 1)) {
         Cut *cut = &lines->cuts[lines->table[slot] - 1];
         if (cut->hash == hash && cut->length == length &&
-            memcmp(lines->chars + cut->at, chars, sizeof(Py_UCS4) * (size_t)length) == 0) {
+            (length == 0 || memcmp(lines->chars + cut->at, chars, sizeof(Py_UCS4) * (size_t)length) == 0)) {
             *added = 0;
             return lines->table[slot] - 1;
         }
@@ -1159,7 +1159,8 @@ static Py_ssize_t line_index(Lines *lines, const Py_UCS4 *chars, Py_ssize_t leng
         lines->cuts = grown;
         lines->cut_room = room;
     }
-    memcpy(lines->chars + lines->used, chars, sizeof(Py_UCS4) * (size_t)length);
+    if (length)  /* an empty line: no characters kept yet, and memcpy wants a buffer even for none */
+        memcpy(lines->chars + lines->used, chars, sizeof(Py_UCS4) * (size_t)length);
     lines->cuts[lines->count] = (Cut){lines->used, length, hash, 0};
     lines->used += length;
     lines->table[slot] = ++lines->count;
