@@ -789,19 +789,30 @@ static Py_ssize_t chars_back(const unsigned char *raw, Py_ssize_t floor, Py_ssiz
     return at;
 }
 
+/* `items` (of `size` bytes each, room for *room) with room for `wanted` (one at least, so that
+ * it is never NULL): itself, or grown (to twice what is wanted, 64 at least, *room told), or
+ * NULL when out of memory (`items` kept) */
+static void *with_room(void *items, Py_ssize_t *room, Py_ssize_t wanted, size_t size) {
+    if (wanted < 1)
+        wanted = 1;
+    if (wanted <= *room)
+        return items;
+    Py_ssize_t more = wanted < 32 ? 64 : wanted * 2;
+    void *grown = PyMem_Realloc(items, size * (size_t)more);
+    if (grown != NULL)
+        *room = more;
+    return grown;
+}
+
 typedef struct {
     Py_ssize_t *at, count, room;
 } Starts;
 
 static int push(Starts *starts, Py_ssize_t at) {
-    if (starts->count == starts->room) {
-        Py_ssize_t room = starts->room ? starts->room * 2 : 64;
-        Py_ssize_t *grown = PyMem_Realloc(starts->at, sizeof(Py_ssize_t) * (size_t)room);
-        if (grown == NULL)
-            return -1;
-        starts->at = grown;
-        starts->room = room;
-    }
+    Py_ssize_t *grown = with_room(starts->at, &starts->room, starts->count + 1, sizeof(Py_ssize_t));
+    if (grown == NULL)
+        return -1;
+    starts->at = grown;
     starts->at[starts->count++] = at;
     return 0;
 }
@@ -1143,22 +1154,14 @@ static Py_ssize_t line_index(Lines *lines, const Py_UCS4 *chars, Py_ssize_t leng
             return lines->table[slot] - 1;
         }
     }
-    if (lines->used + length > lines->room) {
-        Py_ssize_t room = (lines->used + length) * 2;
-        Py_UCS4 *grown = PyMem_Realloc(lines->chars, sizeof(Py_UCS4) * (size_t)room);
-        if (grown == NULL)
-            return -1;
-        lines->chars = grown;
-        lines->room = room;
-    }
-    if (lines->count == lines->cut_room) {
-        Py_ssize_t room = lines->cut_room ? lines->cut_room * 2 : 64;
-        Cut *grown = PyMem_Realloc(lines->cuts, sizeof(Cut) * (size_t)room);
-        if (grown == NULL)
-            return -1;
-        lines->cuts = grown;
-        lines->cut_room = room;
-    }
+    Py_UCS4 *chars_room = with_room(lines->chars, &lines->room, lines->used + length, sizeof(Py_UCS4));
+    if (chars_room == NULL)
+        return -1;
+    lines->chars = chars_room;
+    Cut *cuts_room = with_room(lines->cuts, &lines->cut_room, lines->count + 1, sizeof(Cut));
+    if (cuts_room == NULL)
+        return -1;
+    lines->cuts = cuts_room;
     if (length)  /* an empty line: no characters kept yet, and memcpy wants a buffer even for none */
         memcpy(lines->chars + lines->used, chars, sizeof(Py_UCS4) * (size_t)length);
     lines->cuts[lines->count] = (Cut){lines->used, length, hash, 0};
