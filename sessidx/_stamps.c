@@ -1,7 +1,9 @@
 /* readers.stamped_files in C: the listing every key press makes of every transcript (one stat
  * each) costs half as much as Python's scandir loop, which is most of the first press's CPU
- * before its first row (docs/speed.md). Built when a compiler is there (setup.py: optional);
- * readers.py falls back to the Python loop otherwise, and holds both to the same answers. */
+ * before its first row (docs/speed.md). And readers.type_marks, the `"type":"..."` marks a
+ * transcript's tail is searched by: in Python that is a regex, and importing `re` costs the
+ * first press ever 4-8 ms before its first row. Built when a compiler is there (setup.py:
+ * optional); readers.py falls back to Python otherwise, and holds both to the same answers. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dirent.h>
@@ -112,9 +114,62 @@ done:
     return result;
 }
 
+/* A character of a mark's name: [A-Za-z0-9_.-] */
+static int name_char(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+}
+
+/* [(start, name)] of each `"type": ?"NAME"` in data[start:end], left to right, none overlapping:
+ * what re.finditer(rb'"type": ?"([A-Za-z0-9_.-]+)"', data, start, end) finds. */
+static PyObject *type_marks(PyObject *self, PyObject *args) {
+    static const char key[] = "\"type\":";
+    const Py_ssize_t key_length = (Py_ssize_t)sizeof key - 1;
+    Py_buffer data;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &data, &start, &end))
+        return NULL;
+    const unsigned char *bytes = data.buf;
+    Py_ssize_t length = data.len;
+    if (end > length)
+        end = length;
+    if (start < 0)
+        start = 0;
+    PyObject *found = PyList_New(0);
+    Py_ssize_t at = start;
+    while (found != NULL && at + key_length < end) {
+        const unsigned char *hit = memmem(bytes + at, (size_t)(end - at), key, (size_t)key_length);
+        if (hit == NULL)
+            break;
+        Py_ssize_t mark = hit - bytes, i = mark + key_length;
+        if (i < end && bytes[i] == ' ')
+            i++;
+        if (i >= end || bytes[i] != '"') {
+            at = mark + 1;
+            continue;
+        }
+        Py_ssize_t name = ++i;
+        while (i < end && name_char(bytes[i]))
+            i++;
+        if (i == name || i >= end || bytes[i] != '"') {
+            at = mark + 1;
+            continue;
+        }
+        PyObject *item = Py_BuildValue("(ny#)", mark, (const char *)bytes + name, i - name);
+        if (item == NULL || PyList_Append(found, item) < 0)
+            Py_CLEAR(found);
+        Py_XDECREF(item);
+        at = i + 1;
+    }
+    PyBuffer_Release(&data);
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"stamped_files", stamped_files, METH_VARARGS,
      "stamped_files(folder, suffix, skip_prefix) -> ([(name, (size, mtime_ns, ctime_ns, inode))], {folder names})"},
+    {"type_marks", type_marks, METH_VARARGS,
+     "type_marks(data, start, end) -> [(position, name)] of each `\"type\": ?\"NAME\"` in data[start:end]"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -190,8 +190,8 @@ class Transcript:
         if got != self._lo - new_lo:
             raise OSError("the file shrank while being read")
         # Markers that start in the new bytes; a few bytes past the seam catch one cut by it.
-        found = _type_marks().finditer(self._buf, new_lo, min(self._lo + 64, len(self._buf)))
-        fresh = [(m.start(), m.group(1)) for m in found if m.start() < self._lo]
+        found = type_marks(self._buf, new_lo, min(self._lo + 64, len(self._buf)))
+        fresh = [(at, name) for at, name in found if at < self._lo]
         self._marks.extend(reversed(fresh))
         self._lo = new_lo
         return True
@@ -312,15 +312,21 @@ _POOL: list[bytearray] = []
 _MARKS: Any = None
 
 
-def _type_marks() -> Any:
-    """The `"type":"..."` pattern, compiled on first use: `list` from the cache never needs
-    `re`, and its import costs a key press time."""
+def type_marks(data: bytes | bytearray, start: int, end: int) -> list[tuple[int, bytes]]:
+    """(where, name) of each `"type":"name"` mark (_TYPE_MARK) in data[start:end], in order:
+    in C where it was built (sessidx/_stamps.c), else by the regex, compiled on first use. The
+    first press ever reads transcripts before its first row, and importing `re` costs it 4-8 ms."""
+    from sessidx.compiled import compiled
+
+    native = compiled("_stamps", "type_marks")
+    if native is not None:
+        return native(data, start, end)  # type: ignore[no-any-return]
     global _MARKS
     if _MARKS is None:
         import re
 
         _MARKS = re.compile(_TYPE_MARK)
-    return _MARKS
+    return [(m.start(), m.group(1)) for m in _MARKS.finditer(data, start, end)]
 
 
 def open_transcript(

@@ -101,3 +101,32 @@ def test_the_python_loop_is_what_runs_without_the_build(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", lambda path: calls.append("os.scandir") or real_scandir(path))
     found, _ = readers.stamped_files(str(tmp_path), ".jsonl")
     assert [name for name, _ in found] == ["a.jsonl"] and calls == ["os.scandir"]
+
+
+# --- readers.type_marks: the `"type":"..."` marks of a transcript's tail -----------------------
+
+MARK_PIECES = [b'"type":"user"', b'"type": "assistant"', b'"type":', b'"type": ', b'"type":"', b'"', b'x', b"\\",
+               b" ", b'"type":"a"b"', b'"type":"user', b"_.-", b"\n", b'{"a":1}', b'"typ', b'e":"q"', "é".encode(),
+               b'"type":""', b'"type":  "two"', b'"type":"x y"']
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(MARK_PIECES), max_size=30), st.integers(-3, 300), st.integers(-3, 300))
+def test_type_marks_in_c_are_the_regexs(pieces, start, end):
+    import re
+
+    from sessidx import _stamps
+
+    data = bytearray(b"".join(pieces))
+    pattern = re.compile(readers._TYPE_MARK)
+    want = [(m.start(), m.group(1)) for m in pattern.finditer(data, start, end)]
+    assert _stamps.type_marks(data, start, end) == want
+
+
+def test_type_marks_without_the_c_part_use_the_regex(monkeypatch):
+    from sessidx import compiled
+
+    data = b'{"type":"user","x":{"type": "tool_use"}}\n{"type":"a b"}\n{"type":"summary"}'
+    with_c = readers.type_marks(data, 0, len(data))
+    monkeypatch.setitem(compiled._loaded, ("_stamps", "type_marks"), None)
+    assert readers.type_marks(data, 0, len(data)) == with_c == [(1, b"user"), (20, b"tool_use"), (57, b"summary")]

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 # beforehand instead of asking (2.1.332's own words: "Claude Code cannot ask the user").
 STRICT_MODES = {"default", "plan", "dontAsk"}
 AUTO_DEFAULT_SINCE = (2, 1, 332)  # the first build seen to default to `auto`
-_NON_ALNUM = r"[^A-Za-z0-9]"
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _FOLDER_CUT = 200
 UNKNOWN_BRANCHES = {"", "HEAD"}  # outside git, detached, or a non-ASCII name
 CONVERSATION = ("user", "assistant")
@@ -64,10 +64,8 @@ def escape_cwd(cwd: str) -> str:
     """Claude's folder name for a cwd, before the 200-character cut (each worked out once: the
     sessions of one folder share it)."""
     escaped = _ESCAPED.get(cwd)
-    if escaped is None:
-        import re  # here, not on the key-press path
-
-        escaped = re.sub(_NON_ALNUM, lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
+    if escaped is None:  # every character but [A-Za-z0-9] a dash, two past U+FFFF (not `re`: see readers.type_marks)
+        escaped = "".join(c if c in _ALNUM else "--" if ord(c) > 0xFFFF else "-" for c in cwd)
         if len(_ESCAPED) < 10_000:
             _ESCAPED[cwd] = escaped
     return escaped

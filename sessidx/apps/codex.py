@@ -30,6 +30,7 @@ from sessidx.apps.base import (
     unknown_record_types,
 )
 from sessidx.config import current_env, demo_env
+from sessidx.ids import id_fits
 from sessidx.model import Session
 from sessidx.readers import (
     Record,
@@ -46,7 +47,6 @@ from sessidx.readers import (
 
 TYPE_CHECKING = False  # a key-press module: see the start-up boundary in cli.py
 if TYPE_CHECKING:
-    import re
     from collections.abc import Iterator
     from typing import Any
 
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 STRICT_APPROVALS = {"untrusted", "on-request"}
 STRICT_SANDBOXES = {"read-only", "workspace-write"}
 SANDBOXES = STRICT_SANDBOXES | {"danger-full-access"}
-_ROLLOUT_ID = r"-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$"
 THREAD_COLUMNS = [
     "id", "rollout_path", "cwd", "git_branch", "title", "name", "model", "reasoning_effort",
     "approval_mode", "sandbox_policy", "source", "thread_source", "archived",
@@ -120,8 +119,8 @@ def _rollouts_by_id(home: str) -> dict[str, str]:
     """Every rollout under the current home, by thread id (for homes moved or restored)."""
     found: dict[str, str] = {}
     for path, _ in _rollouts(home):
-        if m := _rollout_id(os.path.basename(path)):
-            found[m.group(1)] = path
+        if thread := _rollout_id(os.path.basename(path)):
+            found[thread] = path
     return found
 
 
@@ -132,10 +131,11 @@ _FOUND: dict[str, dict[str, str]] = {}  # per home, its rollouts by thread id: l
 _LISTED: dict[str, None] = {}
 
 
-def _rollout_id(name: str) -> re.Match[str] | None:
-    import re  # here, not on the key-press path
-
-    return re.search(_ROLLOUT_ID, name)
+def _rollout_id(name: str) -> str | None:
+    """The thread id a rollout's file name ends with (`rollout-<time>-<uuid>.jsonl`), or None.
+    Not by `re`: the first press ever reads the state database before its first row."""
+    ident = name[-42:-6]
+    return ident if name.endswith(".jsonl") and name[-43:-42] == "-" and id_fits(UUID, ident) else None
 
 
 def _rollouts(home: str) -> Iterator[tuple[str, bool]]:

@@ -119,6 +119,19 @@ def test_legacy_home(realdata, monkeypatch):
         assert (s.cwd, s.branch, s.model, s.effort, s.approval) == expected, sid
 
 
+def test_the_folder_name_rule_is_claudes_regex_on_any_text():
+    """Claude Code names a project folder by `cwd.replace(/[^a-zA-Z0-9]/g, "-")` in JavaScript,
+    where a character past U+FFFF is two UTF-16 units: two dashes. Written without `re` here."""
+    import random
+    import re
+
+    alphabet = "aZ09/.-_ ~'$(é日🚀\udc80\n\t" + chr(0x10FFFF) + chr(0xFFFF)
+    rng = random.Random(7)
+    for _ in range(2000):
+        cwd = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert escape_cwd(cwd) == re.sub(r"[^A-Za-z0-9]", lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), cwd)
+
+
 def test_folder_name_rule_matches_the_real_folders():
     assert escape_cwd("/home/alex/code/notes-🚀") == "-home-alex-code-notes---"
     assert escape_cwd("/home/alex/code/café-ünïcode-日本") == "-home-alex-code-caf---n-code---"
