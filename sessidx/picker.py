@@ -295,6 +295,23 @@ def load_script(me: str, state: str | None, first: str | None, reloads: bool, no
             + " *) printf '%s' \"${pre%+}\";; esac")
 
 
+# fzf (0.71 on) draws no list until the actions of a load event are done, and a `transform`
+# there forks a shell first: on the first load, that held the warm press's first screen back
+# (its median 27.5 -> 24.4 ms quiet, 46 -> 40 ms beside two busy loops; docs/speed.md). So
+# the load event triggers two events of its own, which nothing else fires here (no `jump`
+# action is bound, and there is no footer to click): the first load's actions, which need no
+# shell, once; then the script of every later load. (A user's FZF_DEFAULT_OPTS that binds
+# `jump` or adds a footer can fire them too: the fresh list a moment early, or a check again.)
+FIRST_LOAD, LATER_LOADS = "jump-cancel", "click-footer"
+
+
+def load_events(first: str, later: str) -> list[str]:
+    """fzf's options for the load event: the actions `first` on the first, the sh `later` on every other."""
+    return [f"--bind=load:trigger({LATER_LOADS},{FIRST_LOAD})",  # in this order: the first rebinds the later
+            f"--bind={FIRST_LOAD}:{first}+unbind({FIRST_LOAD})+rebind({LATER_LOADS})",
+            f"--bind={LATER_LOADS}:transform:{later}"]
+
+
 def _key_name(permissive: bool) -> str:
     return "alt-enter" if permissive else "enter"
 
@@ -467,12 +484,12 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         # for that press's index), and the note leaves at that list's load.
         # SSH hosts: asked in the background, never waited for; when all have answered or
         # timed out, the list is reloaded and the header names those that did not answer
-        "--bind=start:unbind(result)" + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
+        "--bind=start:unbind(result" + ("" if cold else f",{LATER_LOADS}") + ")"
+        + (f"+bg-transform({me} hosts --refresh --fzf)" if hosts else ""),
         # After the first load, each load event makes sure the list is filtered by the query's
         # words (a reload may have been lost), then checks a held key (load_script).
-        "--bind=load:transform:" + (load_script(me, state, hosts_list, hosts, f"change-header({HEADER})", cut)
-                                    if cold
-                                    else load_script(me, state, f"reload-sync({fresh})", True)),
+        *(["--bind=load:transform:" + load_script(me, state, hosts_list, hosts, f"change-header({HEADER})", cut)]
+          if cold else load_events(f"change-header-label(=)+reload-sync({fresh})", load_script(me, state, None, False))),
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+

@@ -105,10 +105,26 @@ def test_only_the_warm_press_fresh_list_runs_behind_the_screen(tmp_path):
     the one the load event makes again for the query."""
     state, cut = str(tmp_path), str(tmp_path / "cut")
     warm = picker.fzf_command("", "fzf", None, "bash", state=state)
-    [load] = [arg for arg in warm if arg.startswith("--bind=load:")]
-    assert load.count("lines --background") == 1 and "reload-sync(exec " in load
-    assert not any("--background" in arg for arg in warm if arg != load)
-    script = load.removeprefix("--bind=load:transform:")
+    [first] = [arg for arg in warm if arg.startswith(f"--bind={picker.FIRST_LOAD}:")]
+    assert first.count("lines --background") == 1 and "reload-sync(exec " in first
+    assert not any("--background" in arg for arg in warm if arg != first)
+    [later] = [arg for arg in warm if arg.startswith(f"--bind={picker.LATER_LOADS}:")]
+    script = later.removeprefix(f"--bind={picker.LATER_LOADS}:transform:")
     assert "--background" not in run_script(script, TITLES, "kettle app:codex", f"{TITLES}|app:cl", state)
     cold = picker.fzf_command("", "fzf", None, "bash", cold=True, state=state, cut=cut)
     assert not any("--background" in arg for arg in cold)
+
+
+def test_the_warm_press_draws_its_first_list_before_any_shell_runs(tmp_path):
+    """fzf (0.71 on) draws no list until a load event's actions are done: the warm press's first
+    load forks no shell (its fresh list is started by an action, not by a script), and every later
+    load runs the script that checks the list's words and a held key."""
+    warm = picker.fzf_command("", "fzf", None, "bash", state=str(tmp_path))
+    binds = dict(arg.removeprefix("--bind=").split(":", 1) for arg in warm if arg.startswith("--bind="))
+    assert binds["load"] == f"trigger({picker.LATER_LOADS},{picker.FIRST_LOAD})"
+    first = binds[picker.FIRST_LOAD]
+    assert first.startswith("change-header-label(=)+reload-sync(exec ") and first.endswith(
+        f"+unbind({picker.FIRST_LOAD})+rebind({picker.LATER_LOADS})")
+    assert "transform" not in first and "execute" not in first
+    assert binds[picker.LATER_LOADS].startswith("transform:")
+    assert f",{picker.LATER_LOADS})" in binds["start"]  # bound from the first load on
