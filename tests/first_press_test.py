@@ -17,17 +17,19 @@ from sessidx.apps import APPS
 from sessidx.config import current_env
 
 
-def streamed(home, count: int, first: int | None = None) -> tuple[list[tuple[int, bool, bool]], int]:
+def streamed(home, count: int, first: int | None = None,
+             writes: list[str] | None = None) -> tuple[list[tuple[int, bool, bool]], int]:
     """picker_stream over `count` sessions: each call of its rows_done (the rows out by then,
-    whether more are to come, whether the cache was written), and the rows written in all."""
+    whether more are to come, whether the cache was written), and the rows written in all
+    (each write into `writes` too)."""
     for i in range(count):
         ClaudeSession(cwd=f"/w/{i}", custom_title=f"Title {i}").write(home)
     env = current_env()
-    lines: list[str] = []
+    lines: list[str] = [] if writes is None else writes
     seen_at_done: list[tuple[int, bool, bool]] = []
 
     def rows(written: list[str]) -> int:
-        return sum(line.count("\n") + 1 for line in written[1:])
+        return sum(line.count("\n") + 1 for line in written) - 1  # the column names' line
 
     def rows_done(more: bool) -> None:
         path = index.cache_path(env)
@@ -48,6 +50,27 @@ def test_the_first_press_ends_its_rows_after_the_top_of_the_screen(home):
     its load event runs, from the index this press goes on to write."""
     first = commands.FIRST_ROWS
     assert streamed(home, 30, first) == ([(first, True, False)], first)  # once, and nothing after
+
+
+def test_the_first_press_writes_its_column_names_with_its_first_rows(home):
+    """One write, the rows and then the input's end: a line of its own before them kept fzf's
+    loop asleep while its input lasted (10 ms a turn), when the rows came."""
+    writes: list[str] = []
+    streamed(home, 30, commands.FIRST_ROWS, writes)
+    assert len(writes) == 1
+    assert writes[0].split("\n")[0].split() == streamed_header() and writes[0].count("\n") == commands.FIRST_ROWS
+
+
+def test_a_stream_of_every_row_writes_its_column_names_first(home):
+    writes: list[str] = []
+    streamed(home, 3, None, writes)
+    assert writes[0].split() == streamed_header() and len(writes) > 1  # alone, then the rows as they are read
+
+
+def streamed_header() -> list[str]:
+    from sessidx import render
+
+    return render.picker_lines([], width=120, widths=render.STREAM_WIDTHS)[0].split()
 
 
 def test_a_first_press_whose_rows_fit_the_top_of_the_screen_says_none_are_to_come(home):
