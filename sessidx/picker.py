@@ -489,7 +489,8 @@ def fzf_command(query: str, fzf: str, extra_opts: str | None, shell: str, note: 
         # After the first load, each load event makes sure the list is filtered by the query's
         # words (a reload may have been lost), then checks a held key (load_script).
         *(["--bind=load:transform:" + load_script(me, state, hosts_list, hosts, f"change-header({HEADER})", cut)]
-          if cold else load_events(f"change-header-label(=)+reload-sync({fresh})", load_script(me, state, None, False))),
+          if cold
+          else load_events(f"change-header-label(=)+reload-sync({fresh})", load_script(me, state, None, False))),
     ]
     if tmux:
         cmd.append(f"--tmux={'center,90%,80%' if tmux == '1' else tmux}")  # fzf's own popup, tmux 3.3+
