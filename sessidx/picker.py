@@ -290,9 +290,24 @@ def load_script(me: str, state: str | None, first: str | None, reloads: bool, no
             + "if [ \"$want\" != \"$loaded\" ]; then case $FZF_INPUT_LABEL in \"===$want\") ;; "
             "\"==$want\") next=\"===$want\";; \"=$want\") next=\"==$want\";; *) next=\"=$want\";; esac; "
             f"[ -z \"$next\" ] || {{ {again}; }}; fi; "
+            f"case $FZF_PROMPT in {CONTENT_PROMPT}*) ;; *) {_SEARCH_AGAIN};; esac; "
             "SESSIDX_ROW={1}; export SESSIDX_ROW; case $FZF_LIST_LABEL in "
             + _HELD.replace(") exec", ") printf '%s' \"$pre\"; exec").format(me=me)
             + " *) printf '%s' \"${pre%+}\";; esac")
+
+
+# In title mode, a load ends with fzf's search asked for once more (the query, or its rest
+# after `app:`/`since:` words), and a held key is checked at that search's result. fzf's
+# matcher keeps the last request of each of two kinds (a keystroke's search, the search at
+# the end of an input) in a map and runs one of them, in Go's random map order: a keystroke's
+# search asked while a reload-sync was still reading matches the list before it, and when it
+# is the one run, the list that came in stays matched as the old one was, for good: `0/48`
+# with the row the query names among the 48, and a held Enter waiting for a result that never
+# comes (seen in 1 of 40 first presses under load; docs/picker.md). A search asked now is of
+# the list as it is.
+_SEARCH_AGAIN = ("case $FZF_LIST_LABEL in enter*|alt-enter*) held='rebind(result)+';; *) held=;; esac; "
+                 "if [ -n \"$words\" ]; then s=\"${rest# }\"; else s=$FZF_QUERY; fi; "
+                 "printf '%s%ssearch:%s' \"$pre\" \"$held\" \"$s\"; exit")
 
 
 # fzf (0.71 on) draws no list until the actions of a load event are done, and a `transform`

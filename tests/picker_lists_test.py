@@ -128,3 +128,26 @@ def test_the_warm_press_draws_its_first_list_before_any_shell_runs(tmp_path):
     assert "transform" not in first and "execute" not in first
     assert binds[picker.LATER_LOADS].startswith("transform:")
     assert f",{picker.LATER_LOADS})" in binds["start"]  # bound from the first load on
+
+
+@pytest.mark.parametrize(("query", "made_for", "held", "searched"), [
+    ("harbour9x", None, "", "search:harbour9x"),
+    ("harbour9x", None, "enter", "rebind(result)+search:harbour9x"),  # the key checked at that search's result
+    ("kettle app:codex", f"{TITLES}|app:codex", "alt-enter-again", "rebind(result)+search:kettle"),
+    ("", None, "", "search:"),
+])
+def test_a_title_list_loaded_is_searched_again(tmp_path, query, made_for, held, searched):
+    """fzf's matcher may run a keystroke's search asked while a reload-sync was reading, on the
+    list before it, and then never match the list that came in: each load in title mode asks for
+    the search once more (picker._SEARCH_AGAIN), and a held key is checked at its result."""
+    script = picker.load_script(ME, str(tmp_path), None, False).replace("$FZF_LIST_LABEL", f"'{held}'")
+    done = run_script(script, TITLES, query, made_for, str(tmp_path))
+    assert done.endswith(searched) and " check " not in done and "reload" not in done
+
+
+def test_a_content_list_loaded_checks_a_held_key_at_once(tmp_path):
+    """Content mode's rows are the content index's answer to the query: fzf's search stays off."""
+    script = picker.load_script(ME, str(tmp_path), None, False).replace("$FZF_LIST_LABEL", "'enter'")
+    script = script.replace(f"exec {ME} check", "printf CHECKED; : ")
+    done = run_script(script, CONTENT, "kettle", f"{CONTENT}|", str(tmp_path))
+    assert "search:" not in done and done.endswith("CHECKED")
