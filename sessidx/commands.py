@@ -386,12 +386,11 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
         except OSError as exc:  # the flush of a full disk
             gone, failed = True, SessidxError(cannot_write(exc))
 
-    # the column names: with `first`, in the one write with the first rows (a line on its own
+    # the column names: with `first`, in the one write of the first rows (a line on its own
     # first kept fzf's loop asleep, 10 ms a turn while input lasts, when the rows and their end came)
     header = render.picker_lines([], width=width, widths=render.STREAM_WIDTHS)[0]
     if first is None:
         write(header)
-        header = ""
 
     held: list[Session] = []
 
@@ -407,8 +406,10 @@ def picker_stream(env: Env, out: Out, width: int | None = None, rows_done: Calla
         sessions = sorted((s for s in held + batch if not s.archived), key=lambda s: s.mtime, reverse=True)
         rows = render.picker_lines(sessions, here=here, width=width, marks=row_marks(env, sessions),
                                    widths=render.STREAM_WIDTHS)[1:]
-        if rows or header:
-            write("\n".join(([header] if header else []) + rows))
+        if first is not None:  # the one write (it ends the rows)
+            write("\n".join([header, *rows]))
+        elif rows:
+            write("\n".join(rows))
         if ends:
             given = -1
             if rows_done is not None:

@@ -144,6 +144,11 @@ _QUERY_WORDS = ("set -f; rest=; words=; "
                 "app:?*|since:?*) words=\"${words:+$words }$w\";; *) rest=\"$rest $w\";; esac; done; ")
 
 
+# What fzf searches for the query (sh, after _QUERY_WORDS): its rest after `app:`/`since:` words,
+# which the list itself is filtered by, or the query as it is
+_SEARCHED = "if [ -n \"$words\" ]; then s=\"${rest# }\"; else s=$FZF_QUERY; fi; "
+
+
 # What the list on screen was made for: each `lines` that fzf runs writes its mode and filters
 # (the prompt) and the query's `app:`/`since:` words when its rows are out (commands.picker_feed,
 # content.feed), in the cache folder under fzf's pid, which the scripts below read as $PPID (fzf
@@ -243,8 +248,7 @@ def hold(key: str, me: str, state: str | None) -> str:
             "exit;; esac; "
             + _QUERY_WORDS + _loaded(state)
             + "act=; [ \"$want\" = \"$loaded\" ] || act=\"unbind(result)+reload(exec $ME lines)+\"; "
-            "if [ -n \"$words\" ]; then printf '%ssearch:%s' \"$act\" \"${rest# }\"; "
-            "else printf '%ssearch:%s' \"$act\" \"$FZF_QUERY\"; fi")
+            + _SEARCHED + "printf '%ssearch:%s' \"$act\" \"$s\"")
 
 
 FORGET_HELD = "change-list-label()+unbind(result)"
@@ -306,8 +310,7 @@ def load_script(me: str, state: str | None, first: str | None, reloads: bool, no
 # comes (seen in 1 of 40 first presses under load; docs/picker.md). A search asked now is of
 # the list as it is.
 _SEARCH_AGAIN = ("case $FZF_LIST_LABEL in enter*|alt-enter*) held='rebind(result)+';; *) held=;; esac; "
-                 "if [ -n \"$words\" ]; then s=\"${rest# }\"; else s=$FZF_QUERY; fi; "
-                 "printf '%s%ssearch:%s' \"$pre\" \"$held\" \"$s\"; exit")
+                 + _SEARCHED + "printf '%s%ssearch:%s' \"$pre\" \"$held\" \"$s\"; exit")
 
 
 # fzf (0.71 on) draws no list until the actions of a load event are done, and a `transform`
