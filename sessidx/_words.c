@@ -5,7 +5,8 @@
  *   or a file's place, in one pass over the text as it is (no lower-case copy);
  * - found and long_runs: secret masking's key words and long runs (redact.scan_in_c);
  * - read_output and holds_raw: tool_output.raw_gist's reading of a long record's output strings
- *   from the line's bytes, in one pass each, unescaping only the lines kept.
+ *   from the line's bytes, in one pass each, unescaping only the lines kept;
+ * - leaf_terms: the terms of one FTS5 leaf page (content/leaves.py: a first index's typo tier).
  * Built when a compiler is there (setup.py: optional; sessidx/compiled.py loads it); Python does
  * the same otherwise, held to the same answers by tests/words_test.py,
  * tests/tool_output_apps_test.py, tests/raw_gist_test.py and tests/redact_test.py. */
@@ -1422,6 +1423,77 @@ static PyObject *read_in_blocks(PyObject *module, PyObject *arg) {
 #endif
 }
 
+/* An SQLite varint at `at` (below `end`): big-endian groups of seven bits, the ninth byte whole.
+ * -1 where it runs past `end`. */
+static long long leaf_varint(const unsigned char *page, Py_ssize_t *at, Py_ssize_t end) {
+    unsigned long long value = 0;
+    for (int i = 0; i < 9; i++) {
+        if (*at >= end)
+            return -1;
+        unsigned char c = page[(*at)++];
+        if (i == 8)
+            return (long long)((value << 8) | c);
+        value = (value << 7) | (c & 0x7f);
+        if (c < 0x80)
+            return value > PY_SSIZE_T_MAX ? -1 : (long long)value;
+    }
+    return -1;
+}
+
+/* leaf_terms(page, terms) -> whether the page is as FTS5's leaf format (version 4) has it: each
+ * of its terms, past the main index's '0', added to the set `terms` as a str. The page's footer
+ * holds where each term starts (deltas, from its header's second field on); the first term is
+ * written whole, each other as the bytes it shares with the one before and its own. False for
+ * anything else (a footer or a term past the page, a term of another index, bytes not UTF-8):
+ * the caller then asks fts5vocab. */
+static PyObject *leaf_terms(PyObject *module, PyObject *args) {
+    Py_buffer block;
+    PyObject *terms;
+    if (!PyArg_ParseTuple(args, "y*O!", &block, &PySet_Type, &terms))
+        return NULL;
+    const unsigned char *page = block.buf;
+    Py_ssize_t size = block.len, footer = size >= 4 ? (page[2] << 8) | page[3] : 0;
+    unsigned char *term = footer >= 4 && footer <= size ? PyMem_Malloc((size_t)footer) : NULL;
+    int ok = term != NULL;
+    Py_ssize_t at = footer, place = 0, length = 0;
+    for (int first = 1; ok && at < size; first = 0) {
+        long long delta = leaf_varint(page, &at, size);
+        if (delta <= 0 || (place += (Py_ssize_t)delta) >= footer) {
+            ok = 0;
+            break;
+        }
+        Py_ssize_t read = place;
+        long long shared = first ? 0 : leaf_varint(page, &read, footer);
+        long long fresh = leaf_varint(page, &read, footer);
+        if (shared < 0 || shared > length || fresh < 0 || fresh > footer - read || shared + fresh > footer) {
+            ok = 0;
+            break;
+        }
+        memcpy(term + shared, page + read, (size_t)fresh);
+        length = (Py_ssize_t)(shared + fresh);
+        if (length < 1 || term[0] != '0') {  /* '0': the main index (no prefix index is made) */
+            ok = 0;
+            break;
+        }
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)term + 1, length - 1, NULL);
+        if (text == NULL) {
+            PyErr_Clear();
+            ok = 0;
+            break;
+        }
+        int added = PySet_Add(terms, text);
+        Py_DECREF(text);
+        if (added < 0) {
+            PyMem_Free(term);
+            PyBuffer_Release(&block);
+            return NULL;
+        }
+    }
+    PyMem_Free(term);
+    PyBuffer_Release(&block);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef methods[] = {
     {"counted", counted, METH_VARARGS,
      "counted(text, prefix) -> (tokens, parts): tokens.counted of an ASCII str, or of bytes"},
@@ -1432,6 +1504,7 @@ static PyMethodDef methods[] = {
     {"read_output", read_output, METH_VARARGS,
      "read_output(line, opening, end, marks, errors, numbers) -> (after, chars, shape, text or gist) or None"},
     {"read_in_blocks", read_in_blocks, METH_O, "read_in_blocks(on) -> whether read_output read sixteen bytes at a time"},
+    {"leaf_terms", leaf_terms, METH_VARARGS, "leaf_terms(page, terms) -> whether FTS5's leaf page was read into the set"},
     {"holds_raw", holds_raw, METH_VARARGS,
      "holds_raw(line, outer_opening, outer_close, outer_shape, inner_opening, inner_close, inner_shape) -> bool or None"},
     {NULL, NULL, 0, NULL},

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessidx import conversation
 from sessidx.apps import app_named
-from sessidx.content import store
+from sessidx.content import leaves, store
 from sessidx.content.cjk import cjk_apart
 from sessidx.content.store import Progress, rebuild_if_mostly_dead
 from sessidx.content.tokens import counted, terms
@@ -545,11 +545,14 @@ def chunks_of(messages: list[tuple[int, str, str]]) -> list[Chunk]:
 
 
 def _all_terms(db: sqlite3.Connection) -> None:
-    """Every term of FTS5's vocabulary into `term`, spelt backwards: after a first index, one
-    pass in C over the index instead of a set of every word of every message in Python."""
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
-    db.executemany("INSERT OR IGNORE INTO term VALUES (?)",
-                   ((t[::-1],) for (t,) in db.execute("SELECT term FROM temp.said_terms")))
+    """Every term of FTS5's index into `term`, spelt backwards: after a first index, one pass
+    over the index's leaf pages (content/leaves.py; FTS5's vocabulary where they cannot be
+    read) instead of a set of every word of every message in Python."""
+    found = leaves.terms(db)
+    if found is None:
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.said_terms USING fts5vocab(main, said, row)")
+        found = {t for (t,) in db.execute("SELECT term FROM temp.said_terms")}
+    db.executemany("INSERT OR IGNORE INTO term VALUES (?)", ((t[::-1],) for t in found))
 
 
 def terms_of(chunks: list[Chunk]) -> set[bytes]:
