@@ -164,6 +164,7 @@ class Transcript:
         self._grow(tail_bytes if self.whole else _FIRST_WINDOW)
         self._head_raw: list[bytes] = []
         self._head_parsed: dict[int, Record | None] = {}
+        self._head_types: dict[int, set[bytes]] = {}  # the `"type"` marks each head line holds
         self._head_source: Iterator[bytes] | None = None
         if not self.whole:
             self._f = os.fdopen(fd, "rb")
@@ -215,6 +216,14 @@ class Transcript:
             except (StopIteration, OSError):
                 self._head_source = None
         return self._head_raw[i] if i < len(self._head_raw) else None
+
+    def _head_marks(self, i: int) -> set[bytes]:
+        """The names of the `"type"` marks in the i-th head line, found once: a title is looked for
+        as four types in turn, most often in none of the lines (each a search of every line)."""
+        if i not in self._head_types:
+            line = self._head_raw[i]
+            self._head_types[i] = {name for _, name in type_marks(line, 0, len(line))}
+        return self._head_types[i]
 
     def _head_record(self, i: int) -> Record | None:
         if i not in self._head_parsed:
@@ -286,11 +295,10 @@ class Transcript:
             end = line_start
         if self.whole:
             return
-        markers = [m for t in wanted_marks for m in (b'"type":"' + t + b'"', b'"type": "' + t + b'"')]
         self._head_line(len(self._head_raw) + HEAD_LINES)  # the rest of the head, still bounded
         for k in reversed(range(len(self._head_raw))):
             line = self._head_raw[k]
-            if (not markers or any(m in line for m in markers)) and key in line:
+            if (not wanted_marks or not wanted_marks.isdisjoint(self._head_marks(k))) and key in line:
                 record = self._head_record(k)
                 if record is not None and (record.get("type") in wanted or not wanted):
                     yield record
