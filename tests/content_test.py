@@ -521,6 +521,34 @@ def test_an_interrupt_keeps_what_was_committed_and_stops_the_helper(home, monkey
     assert len(found(db, "talk")) == 30
 
 
+def test_a_first_index_cut_short_gets_its_typo_terms_from_the_next_refresh(home, monkeypatch):
+    """A first index takes the typo tier's terms from FTS5 at its end. Interrupted after some
+    commits, with fewer sources left than a first index reads at once, the next refresh (one
+    source at a time, noting only its own sources' terms) still leaves every term of the index
+    in `term`: the early-typo lookup would otherwise never find the sessions read before."""
+    claude_home(home, *(f"talk about subject{i} Reconnecting{i}" for i in range(30)))
+    stored = reading._store
+    seen = []
+
+    def interrupted_store(db, source, *args, **kwargs):
+        seen.append(source.key)
+        if len(seen) == 26:
+            raise KeyboardInterrupt
+        return stored(db, source, *args, **kwargs)
+
+    monkeypatch.setattr(reading, "_store", interrupted_store)
+    monkeypatch.setattr(reading, "BULK", 10)
+    monkeypatch.setattr(reading, "COMMIT_SECONDS", 0)  # a commit after each session
+    with pytest.raises(KeyboardInterrupt):
+        refresh(home, monkeypatch)
+    monkeypatch.setattr(reading, "_store", stored)
+    stats, db = refresh(home, monkeypatch)
+    assert 0 < stats["sources"] < reading.BULK  # the rest, read as a few sources are
+    held = {t[::-1] for (t,) in db.execute("SELECT rev FROM term")}
+    assert index_terms(db) <= held and {"subject0", "reconnecting0"} <= held
+    assert db.execute("SELECT count(*) FROM unfinished").fetchone()[0] == 0
+
+
 def test_words_far_apart_are_found_every_way_the_index_is_asked(home, monkeypatch):
     """Words in one row rank first; words in different rows of a session are found too, whether
     a common word is looked up in each candidate or listed whole, ranked or newest first."""

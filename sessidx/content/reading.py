@@ -100,6 +100,9 @@ def refresh(db: sqlite3.Connection, sessions: list[Session], report: Callable[[P
         # (a damaged index is made again)
         db.execute("PRAGMA synchronous=OFF")
     db.execute("BEGIN")
+    db.execute("CREATE TABLE IF NOT EXISTS unfinished(what TEXT PRIMARY KEY) WITHOUT ROWID")  # an index of before
+    if bulk:  # its end takes the typo tier's terms from FTS5: cut short, the next refresh does
+        db.execute("INSERT OR IGNORE INTO unfinished VALUES ('terms')")
     for source_id in gone:
         _unlink(db, source_id)
         db.execute("DELETE FROM source WHERE id = ?", (source_id,))
@@ -129,9 +132,10 @@ def refresh(db: sqlite3.Connection, sessions: list[Session], report: Callable[[P
                 got = _read(source, got[1])  # the next window, here (a forked reader hands over one)
             progress.done_sources += 1
             progress.done_bytes += source.size
-        if bulk:
+        if bulk or db.execute("SELECT 1 FROM unfinished WHERE what = 'terms'").fetchone():
             written.flush(db)
             _all_terms(db)
+            db.execute("DELETE FROM unfinished WHERE what = 'terms'")
         written.save(db)
         db.execute("COMMIT")
         if report and todo:

@@ -133,6 +133,8 @@ def _create(db: sqlite3.Connection) -> None:
             INSERT INTO rows VALUES (0, 0);
             -- every term ever indexed, spelt backwards: a typo early in a word is looked up by its end
             CREATE TABLE term(rev TEXT PRIMARY KEY) WITHOUT ROWID;
+            -- what a first index cut short left to do ('terms': the typo tier's, taken from FTS5 at its end)
+            CREATE TABLE unfinished(what TEXT PRIMARY KEY) WITHOUT ROWID;
             CREATE VIRTUAL TABLE said USING fts5(body, content='', columnsize=0,
                                                  tokenize='unicode61 remove_diacritics 2');
             INSERT INTO said(said, rank) VALUES ('hashsize', {HASH_SIZE});
