@@ -1424,17 +1424,15 @@ static PyObject *read_in_blocks(PyObject *module, PyObject *arg) {
 }
 
 /* An SQLite varint at `at` (below `end`): big-endian groups of seven bits, the ninth byte whole.
- * -1 where it runs past `end`. */
+ * -1 where it runs past `end` or is past what a size holds. */
 static long long leaf_varint(const unsigned char *page, Py_ssize_t *at, Py_ssize_t end) {
     unsigned long long value = 0;
     for (int i = 0; i < 9; i++) {
         if (*at >= end)
             return -1;
         unsigned char c = page[(*at)++];
-        if (i == 8)
-            return (long long)((value << 8) | c);
-        value = (value << 7) | (c & 0x7f);
-        if (c < 0x80)
+        value = i == 8 ? (value << 8) | c : (value << 7) | (c & 0x7f);
+        if (i == 8 || c < 0x80)
             return value > PY_SSIZE_T_MAX ? -1 : (long long)value;
     }
     return -1;
@@ -1458,10 +1456,11 @@ static PyObject *leaf_terms(PyObject *module, PyObject *args) {
     Py_ssize_t at = footer, place = 0, length = 0;
     for (int first = 1; ok && at < size; first = 0) {
         long long delta = leaf_varint(page, &at, size);
-        if (delta <= 0 || (place += (Py_ssize_t)delta) >= footer) {
+        if (delta <= 0 || delta >= footer - place) {  /* the next term's place, before the footer */
             ok = 0;
             break;
         }
+        place += (Py_ssize_t)delta;
         Py_ssize_t read = place;
         long long shared = first ? 0 : leaf_varint(page, &read, footer);
         long long fresh = leaf_varint(page, &read, footer);

@@ -99,6 +99,13 @@ def test_a_page_not_as_the_format_has_it_is_refused_both_ways():
                    page[:footer] + b"\x00",  # a place that does not move on
                    page[:4] + b"\x05" + b"1" + page[6:]):  # a term of another index than the main one ('0')
         assert both_ways(broken)[0] is False, broken
+    for huge in (1 << 57, (1 << 63) - 1, 1 << 63, (1 << 64) - 1):  # a ninth byte: past any page, or any size
+        assert both_ways(page + nine_bytes(huge))[0] is False, huge
+
+
+def nine_bytes(value: int) -> bytes:
+    """`value` as the longest SQLite varint: eight bytes of seven bits, then one of eight."""
+    return bytes((value >> (8 + 7 * (7 - k)) & 0x7F) | 0x80 for k in range(8)) + bytes([value & 0xFF])
 
 
 @settings(max_examples=300, deadline=None)

@@ -52,9 +52,9 @@ def leaf_terms(page: bytes, found: set[str]) -> bool:
     at, place, term, first = footer, 0, b"", True
     while at < len(page):
         delta, at = _varint(page, at, len(page))
-        place += delta
-        if delta <= 0 or place >= footer:
+        if delta <= 0 or delta >= footer - place:  # the next term's place, before the footer
             return False
+        place += delta
         read = place
         shared = 0
         if not first:  # the page's first term is written whole, each other after what it shares
@@ -74,16 +74,15 @@ def leaf_terms(page: bytes, found: set[str]) -> bool:
 
 
 def _varint(page: bytes, at: int, end: int) -> tuple[int, int]:
-    """An SQLite varint at `at` and where it ends; -1 where it runs past `end`."""
+    """An SQLite varint at `at` and where it ends; -1 where it runs past `end` or past what a size
+    holds (as in C)."""
     value = 0
     for i in range(9):
         if at >= end:
             return -1, at
         byte = page[at]
         at += 1
-        if i == 8:
-            return value << 8 | byte, at
-        value = value << 7 | byte & 0x7F
-        if byte < 0x80:
-            return value, at
+        value = value << 8 | byte if i == 8 else value << 7 | byte & 0x7F
+        if i == 8 or byte < 0x80:
+            return (value if value < 1 << 63 else -1), at
     return -1, at
