@@ -99,9 +99,10 @@ def picker_screen(home: Path, tmp: Path, width: int, height: int, keys: tuple[st
         screen = tmux.until(lambda s: "session>" in s and "✗" in s and (not preview or "resume" in s.split("\n", 3)[-1]
                                                                           and "title     " in s),
                             "the picker with its marks")
-        if keys:  # a key for the list as it stays: the fresh list in (no spinner), or its reload resets the preview
-            screen = tmux.until(lambda s: not any(ch in s.split("\n", 1)[0] for ch in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"),
-                                "the fresh list in")
+        if keys:  # a key for the list as it stays: the fresh list in (no spinner, nothing on its way),
+            # or its reload resets the preview (once in CI: `?`'s keys replaced by the session's preview)
+            screen = tmux.until(lambda s: not any(ch in s.split("\n", 1)[0] for ch in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+                                and not tmux.fzf_busy(), "the fresh list in")
         for key in keys:
             tmux.send(key)
             screen = tmux.until(lambda s: "Ctrl-A / Alt-A" in s, "every key")

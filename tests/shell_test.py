@@ -663,16 +663,11 @@ def test_alt_n_steps_the_preview_through_the_matches(shell, home, tmp_path):
     shell.tmux.type("upstream timeout")
     # the content index's end (picker.INDEX_DONE: a mark put into the query and taken out again,
     # each a search) and the last keystroke's search in: a list made after Alt-N is a new focus,
-    # which starts the matches again. No list on its way either (a `lines` feed, or the sh of a
-    # keystroke's transform that starts one; fzf's own arguments name them too): under load the
+    # which starts the matches again. So nothing on its way either (fzf_busy): under load the
     # screen showed 1/1 while the mark's last search still ran, and its list came after Alt-N
     # (2 runs in 180, three at once beside two busy loops)
-    def on_its_way(process: str) -> bool:
-        program = process.strip().split(" ", 1)[0]
-        return not program.endswith("fzf") and ("cycle index" in process or " lines" in process)
-
     def settled(screen: str) -> bool:
-        return (not any(on_its_way(p) for p in shell.tmux.processes("args=").splitlines())
+        return (not shell.tmux.fzf_busy()
                 and bool(re.search(r"(?m)^content> upstream timeout +1/1 *$", screen)))
 
     shell.tmux.until(settled, "the index done and the search settled")

@@ -45,6 +45,15 @@ class Tmux:
             return f"(no process list: {exc})"
         return done.stdout or done.stderr
 
+    def fzf_busy(self) -> bool:
+        """Whether fzf on the pane runs a child: a list's feed, a transform, a preview. A key
+        pressed before such a list lands acts on the list it replaces: a new list is a new focus,
+        and fzf runs the preview again for it."""
+        rows = [line.split(None, 3) for line in self.processes("pid=,ppid=,stat=,args=").splitlines()]
+        rows = [row for row in rows if len(row) == 4]
+        fzf = {pid for pid, _, _, args in rows if args.split(" ", 1)[0].endswith("fzf")}
+        return any(ppid in fzf and not stat.startswith("Z") for _, ppid, stat, _ in rows)
+
     def until(self, check: Callable[[str], bool], what: str, timeout: float = DEFAULT_TIMEOUT) -> str:
         deadline = time.monotonic() + timeout
         while True:
