@@ -145,9 +145,12 @@ class Shell:
         list (`sessidx lines`), which keeps its rows in a `picker-*.rows` file; the first press
         ever streams its rows instead and keeps none while fzf is open: there the list is whole
         when the first-press note has left the header (fzf's load event, after the stream put
-        down its `index-*.marshal.first` marker) and the index is written (the marker gone)."""
+        down its `index-*.marshal.first` marker) and the index is written (the marker gone).
+        Either way fzf runs no child by then (fzf_busy): over kept rows their file is there from
+        the press before, and the fresh list's feed may still be on its way (pressed away, it went
+        on writing what the next press reads: under load that press was Python's)."""
         def whole(screen: str) -> bool:
-            if "session>" not in screen:
+            if "session>" not in screen or self.tmux.fzf_busy():
                 return False
             if list(self.cache.rglob("picker-*.rows.first")):  # the last file `lines` writes
                 return True
