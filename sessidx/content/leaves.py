@@ -61,8 +61,8 @@ def leaf_terms(page: bytes, found: set[str]) -> bool:
             shared, read = _varint(page, read, footer)
         fresh, read = _varint(page, read, footer)
         first = False
-        if not 0 <= shared <= len(term) or not 0 <= fresh <= footer - read:
-            return False
+        if not 0 <= shared <= len(term) or not 0 <= fresh <= footer - read or shared + fresh > footer:
+            return False  # (C holds a term in as many bytes as the page's terms take)
         term = term[:shared] + page[read:read + fresh]
         if term[:1] != b"0":  # the main index's terms (no prefix index is made)
             return False
