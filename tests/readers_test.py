@@ -144,6 +144,28 @@ def test_deeply_nested_line_is_skipped():
     assert parse_record(b"[" * 100000 + b"]" * 100000) is None
 
 
+@given(lengths=st.lists(st.sampled_from([0, 1, 80, 5_000, 40_000, 70_000, 200_000, 262_143, 262_144, 300_000]),
+                        min_size=1, max_size=30), last_newline=st.booleans(), cap=st.sampled_from([70_000, 262_144]))
+@example(lengths=[70_000, 1, 70_000], last_newline=False, cap=262_144)  # the switch to long reads inside a line
+def test_the_heads_lines_are_the_files_lines_within_the_cap(tmp_path_factory, lengths, last_newline, cap):
+    """Read 8 KiB at a time, then LONG_HEAD_READ at a time once the head passed LONG_HEAD: every
+    line within the cap in order, each once, the ones over it left out, whatever the lengths."""
+    from sessidx.readers import _head_lines
+
+    lines = [str(i % 10).encode() * n for i, n in enumerate(lengths)]
+    data = b"\n".join(lines) + (b"\n" if last_newline else b"")
+    path = write(tmp_path_factory.mktemp("head"), data)
+    ends = [b"\n"] * (len(lines) - 1) + [b"\n" if last_newline else b""]
+    if not lines[-1] and not last_newline:  # the file ends with its last newline: no line after it
+        lines, ends = lines[:-1], ends[:-1]
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = list(_head_lines(fd, 25, cap))
+    finally:
+        os.close(fd)
+    assert got == [line + end for line, end in zip(lines[:25], ends[:25], strict=True) if len(line) <= cap]
+
+
 def test_head_and_tail_reads_interleave(tmp_path):
     """Reading more head after the tail grew must continue where the head stood."""
     records = [{"type": "user" if i % 7 else "assistant", "i": i, "pad": "x" * 3000} for i in range(400)]
